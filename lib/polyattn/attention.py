@@ -1,0 +1,138 @@
+"""One multi-head attention module; the activation is its only variable.
+
+The weights are computed by a small ``Attend`` submodule (scores, mask, N -> weights),
+which is where probes hook in (as vit-pytorch's ``attend``).  When nothing probes it,
+the module takes a fast path: ``F.scaled_dot_product_attention`` for softmax, and the
+blocked or linear-time kernels of :mod:`polyattn.kernels` for elementwise activations.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import activations as _acts
+
+N_MODES = ("row", "fixed")
+PATHS = ("auto", "naive", "sdpa", "blocked", "linear")
+
+
+def attention_mask(batch: int, n_q: int, n_k: int, key_padding_mask: Optional[torch.Tensor] = None,
+                   causal: bool = False, device=None) -> Optional[torch.Tensor]:
+    """Boolean mask ``[B, 1, Nq, Nk]`` (True = visible), or None when every key is visible."""
+    mask = None
+    if key_padding_mask is not None:
+        if key_padding_mask.shape != (batch, n_k):
+            raise ValueError(f"key_padding_mask must have shape (batch, keys) = {(batch, n_k)}, "
+                             f"got {tuple(key_padding_mask.shape)}")
+        mask = key_padding_mask.bool()[:, None, None, :]
+    if causal:
+        # Query i sees keys 0..i + (n_k - n_q) (aligned at the end, as for a KV cache).
+        c = torch.ones(n_q, n_k, dtype=torch.bool, device=device).tril(diagonal=n_k - n_q)
+        mask = c[None, None] if mask is None else (mask & c)
+    if mask is not None:
+        mask = mask.expand(batch, 1, n_q, n_k)
+    return mask
+
+
+def visible_counts(mask: Optional[torch.Tensor], n_k: int, n_mode: str = "row",
+                   key_padding_mask: Optional[torch.Tensor] = None, device=None) -> torch.Tensor:
+    """N per query row, as float32 broadcastable to ``[B, H, Nq, 1]``.
+
+    ``row``: the number of keys that query may see (N = i + 1 for causal query i).
+    ``fixed``: the number of non-padding keys, the same for every query of a sequence.
+    """
+    if n_mode not in N_MODES:
+        raise ValueError(f"n_mode must be one of {N_MODES}, got {n_mode!r}")
+    if n_mode == "fixed" or mask is None:
+        if key_padding_mask is None:
+            return torch.tensor(float(n_k), device=device)
+        return key_padding_mask.sum(-1).clamp_min(1).float()[:, None, None, None]
+    return mask.sum(-1, keepdim=True).clamp_min(1).float()
+
+
+class Attend(nn.Module):
+    """scores -> weights.  The probe point: a recorder sets ``probed`` and hooks ``forward``."""
+
+    def __init__(self, activation: str):
+        super().__init__()
+        self.activation = _acts.get(activation)
+        self.probed = False
+
+    def forward(self, scores, mask=None, n=None):
+        return self.activation(scores, mask, n)
+
+    def extra_repr(self):
+        return f"activation={self.activation.spec!r}"
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, dim: int, heads: int, activation: str = "softmax", qkv_bias: bool = True,
+                 attn_drop: float = 0.0, proj_drop: float = 0.0, n_mode: str = "row", path: str = "auto"):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+        if n_mode not in N_MODES:
+            raise ValueError(f"n_mode must be one of {N_MODES}, got {n_mode!r}")
+        if path not in PATHS:
+            raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+        self.heads, self.head_dim = heads, dim // heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
+        self.attend = Attend(activation)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+        self.n_mode, self.path = n_mode, path
+        if path == "sdpa" and self.attend.activation.spec != "softmax":
+            raise ValueError(f"path='sdpa' computes softmax only; activation is {self.attend.activation.spec!r}")
+
+    @property
+    def activation(self) -> _acts.Activation:
+        return self.attend.activation
+
+    def forward(self, x, key_padding_mask: Optional[torch.Tensor] = None, causal: bool = False):
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        out = attention(q, k, v, self.attend, key_padding_mask=key_padding_mask, causal=causal,
+                        n_mode=self.n_mode, path=self.path,
+                        dropout=self.attn_drop.p if self.training else 0.0, drop=self.attn_drop)
+        out = out.transpose(1, 2).reshape(b, n, -1)
+        return self.proj_drop(self.proj(out))
+
+
+def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False, n_mode="row",
+              path="auto", dropout=0.0, drop: Optional[nn.Module] = None):
+    """Attention on ``[B, H, N, d]`` tensors with scores q.k/sqrt(d), choosing a path.
+
+    ``naive`` materialises the N x N matrix and goes through ``attend`` (probes see it);
+    the other paths are used only when nothing probes ``attend`` and no attention dropout
+    is active.
+    """
+    if isinstance(attend, str):
+        attend = Attend(attend)
+    act = attend.activation
+    b, _, n_q, d = q.shape
+    n_k = k.shape[2]
+    fast_ok = not attend.probed and dropout == 0.0
+    if fast_ok and path in ("auto", "sdpa") and act.spec == "softmax":
+        mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    if fast_ok and path != "naive" and act.elementwise:
+        from . import kernels
+        out = kernels.fused_attention(q, k, v, act, key_padding_mask=key_padding_mask, causal=causal,
+                                      n_mode=n_mode, path=path)
+        if out is not None:
+            return out
+    if path in ("blocked", "linear") and not fast_ok:
+        raise ValueError(f"path={path!r} cannot be used while the attention matrix is probed or dropped out")
+    mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
+    n = visible_counts(mask, n_k, n_mode, key_padding_mask, q.device)
+    scores = (q @ k.transpose(-2, -1)) * (d ** -0.5)
+    w = attend(scores, mask, n)
+    if drop is not None and dropout:
+        w = drop(w)
+    return w.to(v.dtype) @ v

@@ -1,0 +1,90 @@
+"""A Vision Transformer: patch embedding, CLS or mean pooling, pre-LayerNorm blocks,
+learned positions, drop-path.  The attention activation is a spec string."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torchvision.ops import StochasticDepth
+
+from ..attention import MultiHeadAttention
+
+#: Named widths/depths/heads.  tiny/small/base are DeiT's; micro and mini are the
+#: CPU-sized models the book trains on 28x28 images.
+VIT_SIZES = {
+    "micro": dict(dim=64, depth=4, heads=4),
+    "mini": dict(dim=128, depth=6, heads=4),
+    "tiny": dict(dim=192, depth=12, heads=3),
+    "small": dict(dim=384, depth=12, heads=6),
+    "base": dict(dim=768, depth=12, heads=12),
+}
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads, activation, mlp_ratio=4.0, drop_path=0.0, n_mode="row", path="auto"):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = MultiHeadAttention(dim, heads, activation, n_mode=n_mode, path=path)
+        self.drop_path = StochasticDepth(drop_path, mode="row") if drop_path > 0 else nn.Identity()
+        self.norm2 = nn.LayerNorm(dim)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        x = x + self.drop_path(self.attn(self.norm1(x)))
+        return x + self.drop_path(self.mlp(self.norm2(x)))
+
+
+class ViT(nn.Module):
+    def __init__(self, image_size=28, patch_size=4, in_chans=1, num_classes=10, dim=64, depth=4, heads=4,
+                 mlp_ratio=4.0, pool="cls", drop_path=0.0, activation="softmax", n_mode="row", path="auto"):
+        super().__init__()
+        if image_size % patch_size:
+            raise ValueError(f"image_size ({image_size}) must be divisible by patch_size ({patch_size})")
+        if pool not in ("cls", "mean"):
+            raise ValueError(f"pool must be 'cls' or 'mean', got {pool!r}")
+        self.pool = pool
+        self.num_patches = (image_size // patch_size) ** 2
+        self.patch_embed = nn.Conv2d(in_chans, dim, kernel_size=patch_size, stride=patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if pool == "cls" else None
+        n_tokens = self.num_patches + (pool == "cls")
+        self.pos_embed = nn.Parameter(torch.zeros(1, n_tokens, dim))
+        rates = torch.linspace(0, drop_path, depth).tolist()
+        self.blocks = nn.ModuleList(Block(dim, heads, activation, mlp_ratio, r, n_mode, path) for r in rates)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+        nn.init.trunc_normal_(self.pos_embed, std=0.02)
+        if self.cls_token is not None:
+            nn.init.trunc_normal_(self.cls_token, std=0.02)
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m):
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+
+    @property
+    def seq_len(self) -> int:
+        return self.pos_embed.shape[1]
+
+    def forward(self, images):
+        x = self.patch_embed(images).flatten(2).transpose(1, 2)
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
+        x = x + self.pos_embed
+        for blk in self.blocks:
+            x = blk(x)
+        x = self.norm(x)
+        x = x[:, 0] if self.pool == "cls" else x.mean(1)
+        return self.head(x)
+
+
+def build_vit(size="micro", **kwargs) -> ViT:
+    """A ViT of a named size (see ``VIT_SIZES``); keyword arguments override."""
+    if size not in VIT_SIZES:
+        raise ValueError(f"unknown ViT size {size!r}; choose one of {sorted(VIT_SIZES)}")
+    return ViT(**{**VIT_SIZES[size], **kwargs})
