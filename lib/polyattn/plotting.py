@@ -1,0 +1,214 @@
+"""One look for the whole book: a fixed colour per activation and small figure helpers.
+
+    from polyattn import plotting
+    plotting.setup()                                   # theme + SVG figures in notebooks
+    color = plotting.activation_color("poly:p=3")      # same colour in every chapter
+    ax = plotting.line_plot(df, x="N", y="fro_over_sqrt_n", logx=True)
+    plotting.stamp(ax, preset, "mean of 8 seeds")      # the preset is written on the figure
+
+An activation is named by its spec string (see ``polyattn.activations``); its colour
+is looked up after canonicalising the spec, so ``poly:p=3,c=2/28`` and
+``poly:p=3,c=1/14`` share a colour.  Specs outside ``BOOK_SPECS`` get a colour hashed
+from the canonical spec into a separate palette, so it never changes between runs.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Optional, Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from . import activations
+
+#: Explicit colours for the activations the book compares.  Families share a hue
+#: (the scaled cubics are shades of red/orange, the normalised ones blue/teal).
+BOOK_COLORS = {
+    "softmax": "#1f4e9c",          # deep blue: the reference
+    "poly:p=3": "#d62728",         # red: the paper's activation, x^3/sqrt(N)
+    "poly:p=3,c=1/14": "#ff7f0e",  # orange: the paper's fixed ImageNet scale
+    "poly:p=3,c=1": "#8c564b",     # brown: unscaled cubic
+    "poly:p=1": "#e377c2",         # pink
+    "poly:p=2": "#9467bd",         # purple
+    "relu_n": "#7f7f7f",           # grey
+    "sigmoid": "#2ca02c",          # green
+    "softpick": "#bcbd22",         # olive
+    "ssmax:s=0.43": "#17becf",     # teal
+    "poly_norm:p=2": "#393b79",    # indigo
+}
+
+#: Colours for activations outside BOOK_SPECS, chosen by hashing the spec.  None of
+#: them repeats a BOOK_COLORS entry.
+FALLBACK_COLORS = (
+    "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354",
+    "#756bb1", "#636363", "#6baed6", "#fd8d3c", "#74c476", "#9e9ac8", "#969696",
+    "#e7969c", "#de9ed6", "#b5cf6b", "#e7ba52",
+)
+
+#: Line styles by family, so figures stay readable in greyscale.
+FAMILY_DASHES = {
+    "softmax": "-", "poly": "-", "relu_n": "--", "sigmoid": "--", "softpick": "-.",
+    "ssmax": "-.", "poly_norm": ":",
+}
+
+PRESET_NOTES = {
+    "smoke": "preset smoke: a pipeline check, not evidence",
+    "book": "preset book",
+    "paper": "preset paper",
+}
+
+
+def _canonical(spec: str) -> str:
+    try:
+        return activations.canonical(spec)
+    except (ValueError, TypeError):
+        return str(spec)
+
+
+def activation_color(spec: str) -> str:
+    """The hex colour of an activation, the same in every figure of the book."""
+    key = _canonical(spec)
+    if key in BOOK_COLORS:
+        return BOOK_COLORS[key]
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return FALLBACK_COLORS[int.from_bytes(digest[:4], "big") % len(FALLBACK_COLORS)]
+
+
+def activation_dash(spec: str) -> str:
+    """The matplotlib line style of an activation's family."""
+    key = _canonical(spec)
+    return FAMILY_DASHES.get(key.partition(":")[0], "-")
+
+
+def activation_order(specs: Iterable[str]) -> list[str]:
+    """Unique specs in the book's order: BOOK_SPECS first (in their order), then the rest sorted.
+
+    The returned strings are the ones given (not canonicalised), so they still match
+    the values in the caller's DataFrame.
+    """
+    book_rank = {s: i for i, s in enumerate(activations.BOOK_SPECS)}
+    seen, unique = set(), []
+    for s in specs:
+        if s not in seen:
+            seen.add(s)
+            unique.append(s)
+
+    def key(s):
+        c = _canonical(s)
+        return (0, book_rank[c], "") if c in book_rank else (1, 0, c)
+
+    return sorted(unique, key=key)
+
+
+def activation_palette(specs: Iterable[str]) -> dict[str, str]:
+    """``{spec: colour}`` for the given specs (usable as seaborn's ``palette=``)."""
+    return {s: activation_color(s) for s in activation_order(specs)}
+
+
+def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
+    """Set the book's seaborn theme; in IPython also switch inline figures to SVG."""
+    sns.set_theme(context=context, style="whitegrid", font_scale=font_scale)
+    matplotlib.rcParams.update({
+        "figure.figsize": (6.4, 4.0),
+        "figure.dpi": 100,
+        "savefig.bbox": "tight",
+        "axes.titlesize": "medium",
+        "legend.fontsize": "small",
+        "svg.fonttype": "none",
+    })
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: nothing inline to configure
+        return
+    if get_ipython() is not None:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("svg")
+
+
+def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower right"):
+    """Write the preset (and an optional note) onto an Axes or Figure; returns the Text.
+
+    Under the smoke preset the stamp says the numbers are a pipeline check, not evidence.
+    """
+    if not isinstance(preset, str) or not preset:
+        raise ValueError(f"stamp needs the preset name (smoke, book or paper), got {preset!r}")
+    label = PRESET_NOTES.get(preset, f"preset {preset}")
+    if text:
+        label = f"{label} | {text}"
+    positions = {
+        "lower right": (0.99, 0.01, "right", "bottom"),
+        "lower left": (0.01, 0.01, "left", "bottom"),
+        "upper right": (0.99, 0.99, "right", "top"),
+        "upper left": (0.01, 0.99, "left", "top"),
+    }
+    if loc not in positions:
+        raise ValueError(f"unknown stamp location {loc!r}; use one of {sorted(positions)}")
+    x, y, ha, va = positions[loc]
+    color = "#b22222" if preset == "smoke" else "#555555"
+    if isinstance(target, matplotlib.figure.Figure):
+        return target.text(x, y, label, ha=ha, va=va, fontsize="x-small", color=color,
+                           transform=target.transFigure)
+    return target.text(x, y, label, ha=ha, va=va, fontsize="x-small", color=color,
+                       transform=target.transAxes,
+                       bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.7})
+
+
+def line_plot(df: pd.DataFrame, x: str, y: str, hue: str = "activation", ax=None,
+              band: str = "std", logx: bool = False, logy: bool = False, marker: str = "o",
+              legend: bool = True, order: Optional[Sequence[str]] = None):
+    """Plot ``y`` against ``x`` with one line per activation, in the book's colours.
+
+    Rows sharing (hue, x) -- e.g. several seeds -- are averaged; ``band`` draws
+    ``"std"`` (mean +- one standard deviation), ``"minmax"`` or ``None``.
+    Returns the Axes.
+    """
+    for col in (x, y, hue):
+        if col not in df.columns:
+            raise ValueError(f"line_plot: column {col!r} is not in the DataFrame (columns: {list(df.columns)})")
+    if band not in ("std", "minmax", None):
+        raise ValueError(f"line_plot: band must be 'std', 'minmax' or None, got {band!r}")
+    if ax is None:
+        _, ax = plt.subplots()
+    specs = list(order) if order is not None else activation_order(df[hue].unique())
+    for spec in specs:
+        sub = df[df[hue] == spec]
+        if sub.empty:
+            continue
+        g = sub.groupby(x)[y]
+        stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=0), "min": g.min(), "max": g.max()}).sort_index()
+        xs = stats.index.to_numpy()
+        color = activation_color(spec)
+        ax.plot(xs, stats["mean"].to_numpy(), color=color, linestyle=activation_dash(spec),
+                marker=marker, markersize=3.5, label=spec)
+        if band and (g.size() > 1).any():
+            lo, hi = ((stats["mean"] - stats["std"], stats["mean"] + stats["std"]) if band == "std"
+                      else (stats["min"], stats["max"]))
+            ax.fill_between(xs, lo.to_numpy(), hi.to_numpy(), color=color, alpha=0.15, linewidth=0)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if legend:
+        ax.legend(title=hue, frameon=False)
+    return ax
+
+
+def reference_line(ax, xs, ys, label: str, color: str = "black", linestyle: str = "--"):
+    """A thin reference curve (a bound, a sqrt(N) line) drawn behind the data."""
+    xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if xs.shape != ys.shape:
+        raise ValueError(f"reference_line: xs and ys differ in shape ({xs.shape} vs {ys.shape})")
+    return ax.plot(xs, ys, color=color, linestyle=linestyle, linewidth=1.0, label=label, zorder=1)[0]
+
+
+def legend_outside(ax, title: Optional[str] = None):
+    """Move the legend to the right of the axes (for figures with many activations)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    return ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -1,0 +1,95 @@
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
+
+from polyattn import activations, plotting  # noqa: E402
+
+
+def test_every_book_spec_has_its_own_explicit_colour():
+    colours = [plotting.activation_color(s) for s in activations.BOOK_SPECS]
+    assert set(plotting.BOOK_COLORS) == set(activations.BOOK_SPECS)
+    assert len(set(colours)) == len(colours)
+    for c in colours:
+        to_rgb(c)  # a valid matplotlib colour
+
+
+def test_colour_follows_the_canonical_spec():
+    assert plotting.activation_color("poly:p=3,c=2/28") == plotting.activation_color("poly:p=3,c=1/14")
+    assert plotting.activation_color("poly:p=3,c=1/14") == plotting.BOOK_COLORS["poly:p=3,c=1/14"]
+
+
+def test_fallback_colour_is_deterministic_and_distinct_from_book_colours():
+    a = plotting.activation_color("poly:p=5")
+    assert a == plotting.activation_color("poly:p=5")
+    assert a in plotting.FALLBACK_COLORS
+    assert not set(plotting.FALLBACK_COLORS) & set(plotting.BOOK_COLORS.values())
+    # different specs spread over the fallback palette
+    others = {plotting.activation_color(f"poly:p={p}") for p in range(4, 30)}
+    assert len(others) > 5
+    # a name that is not a spec still gets a colour
+    assert plotting.activation_color("my-own-thing") in plotting.FALLBACK_COLORS
+
+
+def test_activation_order_puts_book_specs_first_in_book_order():
+    specs = ["zeta", "sigmoid", "poly:p=5", "softmax", "sigmoid", "poly:p=3"]
+    assert plotting.activation_order(specs) == ["softmax", "poly:p=3", "sigmoid", "poly:p=5", "zeta"]
+
+
+def test_palette_maps_given_names():
+    pal = plotting.activation_palette(["poly:p=3", "softmax"])
+    assert list(pal) == ["softmax", "poly:p=3"]
+    assert pal["softmax"] == plotting.BOOK_COLORS["softmax"]
+
+
+def test_setup_outside_ipython_sets_theme():
+    plotting.setup()
+    assert matplotlib.rcParams["svg.fonttype"] == "none"
+
+
+def test_stamp_writes_preset_and_warns_under_smoke():
+    fig, ax = plt.subplots()
+    t = plotting.stamp(ax, "smoke", "8 seeds")
+    assert "smoke" in t.get_text() and "not evidence" in t.get_text() and "8 seeds" in t.get_text()
+    t2 = plotting.stamp(fig, "book")
+    assert t2.get_text() == "preset book"
+    with pytest.raises(ValueError, match="preset"):
+        plotting.stamp(ax, "")
+    with pytest.raises(ValueError, match="location"):
+        plotting.stamp(ax, "book", loc="middle")
+    plt.close(fig)
+
+
+def test_line_plot_averages_repeats_and_uses_book_colours():
+    df = pd.DataFrame({
+        "activation": ["softmax"] * 4 + ["poly:p=3"] * 2,
+        "N": [4, 4, 8, 8, 4, 8],
+        "value": [1.0, 3.0, 5.0, 7.0, 2.0, 4.0],
+    })
+    fig, ax = plt.subplots()
+    plotting.line_plot(df, x="N", y="value", ax=ax, logx=True)
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert list(lines) == ["softmax", "poly:p=3"]
+    assert list(lines["softmax"].get_ydata()) == [2.0, 6.0]
+    assert to_rgb(lines["softmax"].get_color()) == to_rgb(plotting.BOOK_COLORS["softmax"])
+    assert ax.get_xscale() == "log"
+    assert len(ax.collections) == 1  # a band only where there are repeats
+    plt.close(fig)
+
+
+def test_line_plot_names_missing_column():
+    df = pd.DataFrame({"activation": ["softmax"], "N": [1]})
+    with pytest.raises(ValueError, match="'value'"):
+        plotting.line_plot(df, x="N", y="value")
+
+
+def test_reference_line_checks_shapes():
+    fig, ax = plt.subplots()
+    plotting.reference_line(ax, [1, 2], [1, 2], "y=x")
+    with pytest.raises(ValueError, match="shape"):
+        plotting.reference_line(ax, [1, 2], [1], "bad")
+    plt.close(fig)
