@@ -1,0 +1,114 @@
+"""Command line: ``python -m polyattn train|grid|bench|book ...``.
+
+Errors a user can fix (a bad activation spec, a missing dataset, an inconsistent config)
+are printed as one line with the cause and the fix, without a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+
+
+def _train_parser(sub):
+    from .train import TrainConfig
+
+    p = sub.add_parser("train", help="train one configuration (works under torchrun)")
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "probe_metrics":
+            p.add_argument("--probe-metrics", default=None, help="comma-separated probe metrics")
+            continue
+        default = f.default
+        kind = {int: int, float: float, str: str}.get(type(default), str)
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=None, type=kind,
+                       help=f"default: {default}")
+    p.add_argument("--recompute", action="store_true", help="ignore a stored result and run again")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _parse_value(name, text):
+    from .train import TrainConfig
+
+    field = {f.name: f for f in dataclasses.fields(TrainConfig)}[name]
+    if text is None:
+        return None
+    if field.default is None and name in ("train_subset", "test_subset", "threads"):
+        return int(text)
+    return text
+
+
+def cmd_train(args) -> int:
+    from .results import load_or_run, record_path
+    from .train import TrainConfig
+
+    kw = {}
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "probe_metrics":
+            if args.probe_metrics:
+                kw["probe_metrics"] = tuple(args.probe_metrics.split(","))
+            continue
+        v = _parse_value(f.name, getattr(args, f.name))
+        if v is not None:
+            kw[f.name] = v
+    config = TrainConfig(**kw)
+    record = load_or_run(config, recompute=args.recompute, progress=not args.no_progress)
+    if record.get("rank", 0) == 0:
+        last = record["metrics"][-1] if record["metrics"] else {}
+        print(json.dumps({"status": record["status"], "test_acc": last.get("test_acc"),
+                          "record": str(record_path(config))}))
+    return 0
+
+
+def cmd_grid(args) -> int:
+    from .experiments import GRIDS
+    from .results import load_or_run_all
+
+    if args.name not in GRIDS:
+        raise ValueError(f"unknown experiment {args.name!r}; choose one of {sorted(GRIDS)}")
+    seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
+    configs = GRIDS[args.name](args.preset, seeds)
+    if args.activation:
+        configs = [c for c in configs if c.activation in args.activation.split(";")]
+    records = load_or_run_all(configs, recompute=args.recompute, desc=args.name)
+    ok = sum(r["status"] == "ok" for r in records)
+    print(f"{args.name} [{args.preset}]: {len(records)} records, {ok} ok, {len(records) - ok} diverged")
+    return 0
+
+
+def main(argv=None) -> int:
+    from .data import DatasetMissing
+
+    parser = argparse.ArgumentParser(prog="python -m polyattn", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = _train_parser(sub)
+    t.set_defaults(func=cmd_train)
+    g = sub.add_parser("grid", help="load or run every configuration of an experiment grid")
+    g.add_argument("name")
+    g.add_argument("--preset", default="book", choices=("smoke", "book", "paper"))
+    g.add_argument("--seeds", default=None, help="comma-separated seeds (default: the preset's)")
+    g.add_argument("--activation", default=None, help="only these activation specs (';'-separated)")
+    g.add_argument("--recompute", action="store_true")
+    g.set_defaults(func=cmd_grid)
+    for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):
+        s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
+        s.add_argument("rest", nargs=argparse.REMAINDER)
+        s.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, DatasetMissing) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _delegate(module, rest) -> int:
+    import importlib
+
+    mod = importlib.import_module(module)
+    return mod.main(rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

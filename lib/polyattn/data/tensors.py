@@ -1,0 +1,46 @@
+"""In-memory image datasets as tensors, with a fixed, seeded training subset."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .errors import DatasetMissing
+from .fashion_mnist import load_fashion_mnist
+
+# Channel statistics of the Fashion-MNIST training set.
+FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
+SUBSET_SEED = 1234  # the same subset for every run, so runs differ only in their own seed
+
+
+@dataclass
+class TensorImages:
+    train_x: torch.Tensor  # uint8 [N, C, H, W]
+    train_y: torch.Tensor
+    test_x: torch.Tensor
+    test_y: torch.Tensor
+    num_classes: int
+    mean: float
+    std: float
+
+    def normalise(self, x: torch.Tensor) -> torch.Tensor:
+        return (x.float() / 255 - self.mean) / self.std
+
+
+def _subset(x, y, k, seed):
+    if k is None or k >= len(y):
+        return x, y
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randperm(len(y), generator=g)[:k]
+    return x[idx], y[idx]
+
+
+def load_dataset(name: str, train_subset: int | None = None, test_subset: int | None = None) -> TensorImages:
+    """A dataset held in memory, with fixed random subsets (the same for every run)."""
+    if name == "fashion_mnist":
+        tx, ty, vx, vy = load_fashion_mnist()
+        tx, ty = _subset(tx[:, None], ty, train_subset, SUBSET_SEED)
+        vx, vy = _subset(vx[:, None], vy, test_subset, SUBSET_SEED + 1)
+        return TensorImages(tx, ty, vx, vy, 10, FASHION_MNIST_MEAN, FASHION_MNIST_STD)
+    raise DatasetMissing(f"unknown in-memory dataset {name!r}; available: 'fashion_mnist'. "
+                         "CIFAR-10 and ImageFolder datasets load through polyattn.data.images.")

@@ -1,0 +1,11 @@
+"""Experiment grids per chapter and preset; each grid is a list of configs for
+:func:`polyattn.results.load_or_run_all`."""
+from . import vit
+
+GRIDS = {
+    "vit_table1": vit.table1,
+    "vit_table2": vit.table2,
+    "vit_scale": vit.scale_sweep,
+}
+
+__all__ = ["GRIDS", "vit"]

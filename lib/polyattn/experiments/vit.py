@@ -1,0 +1,130 @@
+"""The ViT experiments of chapters 03 and 04 as config grids, per preset.
+
+``smoke``: seconds per run, for CI; never evidence.
+``book``: Fashion-MNIST subsets sized to CPU hours, 3 seeds; the results are committed.
+``paper``: the paper's own configurations as data (ViT-Tiny on Tiny-ImageNet, ViT-S/B and
+DeiT-S/B on ImageNet-1k with the DeiT recipe, 300 epochs, x^3/14); they need the datasets
+and GPUs, and are listed, not run, here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..train import TrainConfig
+
+PRESETS = ("smoke", "book", "paper")
+DEFAULT_SEEDS = {"smoke": (0,), "book": (0, 1, 2), "paper": (0,)}
+
+#: Table 1 analogue: the activations compared on one small ViT.
+TABLE1_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", "poly:p=1", "poly:p=2",
+                      "relu_n", "sigmoid", "softpick")
+#: The three activations whose norms chapter 03 follows during training.
+NORM_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
+#: Figure 1 analogue: the constant c in c*x^3, for three sequence lengths.
+SCALE_CONSTANTS = ("1/32", "1/8", "1/2", "2")
+SCALE_PATCHES = (2, 4, 7)  # 28x28 images: 196, 49 and 16 patches (+ CLS)
+
+# Per-preset training scale (Fashion-MNIST subsets; the test subset is the same for every run).
+_SCALE = {
+    "smoke": dict(train_subset=512, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=5000, test_subset=2000, epochs=6, batch_size=32, warmup_epochs=1.0),
+}
+_TABLE2_SCALE = {
+    "smoke": _SCALE["smoke"],
+    "book": dict(train_subset=3000, test_subset=2000, epochs=6, batch_size=32, warmup_epochs=1.0),
+}
+_SWEEP_SCALE = {
+    "smoke": dict(train_subset=256, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=1500, test_subset=2000, epochs=5, batch_size=32, warmup_epochs=1.0),
+}
+_COMMON = dict(dataset="fashion_mnist", image_size=28, lr=2e-3, weight_decay=0.05, clip_grad=1.0, threads=1)
+
+
+def seeds_for(preset: str, seeds=None) -> tuple[int, ...]:
+    _check(preset)
+    return tuple(seeds) if seeds is not None else DEFAULT_SEEDS[preset]
+
+
+def _check(preset):
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {PRESETS}")
+
+
+def _cfg(preset, experiment, scale=_SCALE, **kw) -> TrainConfig:
+    scale = scale[preset]
+    return TrainConfig(experiment=experiment, preset=preset, **{**_COMMON, **scale, **kw})
+
+
+def table1(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """One micro ViT (patch 4: 49 tokens + CLS) per activation and seed, with norm probes."""
+    if preset == "paper":
+        return paper_configs()
+    out = []
+    steps = _SCALE[preset]["train_subset"] // _SCALE[preset]["batch_size"] * _SCALE[preset]["epochs"]
+    for act in TABLE1_ACTIVATIONS:
+        for s in seeds_for(preset, seeds):
+            out.append(_cfg(preset, "vit_table1", activation=act, patch_size=4, model="micro", seed=s,
+                            probe_every=max(1, steps // 8), param_probes=2,
+                            probe_metrics=("attn_fro", "act_jac_fro", "grad_attn_fro", "param_jac_fro")))
+    return out
+
+
+def table2(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """Two model sizes x two recipes (plain, DeiT-style augmentation), softmax vs poly:p=3."""
+    if preset == "paper":
+        return paper_configs()
+    out = []
+    for model in ("micro", "mini"):
+        for augment in ("none", "deit"):
+            for act in ("softmax", "poly:p=3"):
+                for s in seeds_for(preset, seeds):
+                    out.append(_cfg(preset, "vit_table2", _TABLE2_SCALE, activation=act, model=model, augment=augment,
+                                    patch_size=7, seed=s, drop_path=0.1 if augment == "deit" else 0.0))
+    return out
+
+
+def scale_sweep(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """c * x^3 for each constant c and sequence length (Figure 1 analogue)."""
+    if preset == "paper":
+        return paper_configs()
+    consts = SCALE_CONSTANTS if preset != "smoke" else SCALE_CONSTANTS[1:3]
+    out = []
+    for patch in SCALE_PATCHES:
+        for c in consts:
+            for s in seeds_for(preset, seeds):
+                out.append(_cfg(preset, "vit_scale", _SWEEP_SCALE, activation=f"poly:p=3,c={c}", patch_size=patch,
+                                model="micro", seed=s))
+    return out
+
+
+@dataclass(frozen=True)
+class PaperRun:
+    """A configuration of the paper, as data: what it trained, on what, for how long."""
+    name: str
+    model: str
+    dataset: str
+    image_size: int
+    patch_size: int
+    activation: str
+    epochs: int
+    recipe: str
+    batch_size: int
+    lr: float
+    weight_decay: float
+    note: str
+
+
+def paper_configs() -> list[PaperRun]:
+    """The paper's configurations (Tables 1-2, Figure 1).  Hyper-parameters the paper does not
+    state are DeiT's published recipe (AdamW, lr 5e-4 x batch/512, wd 0.05, 300 epochs, 5 warmup)."""
+    deit = dict(epochs=300, recipe="deit", batch_size=1024, lr=2e-3, weight_decay=0.05)
+    runs = []
+    for act in ("softmax", "poly:p=3,c=1/14", "poly:p=1,c=1/14"):
+        for model in ("small", "base"):
+            for family in ("vit", "deit"):
+                runs.append(PaperRun(f"{family}-{model}-{act}", model, "imagenet-1k", 224, 16, act, note=(
+                    "Table 2; 196 patches + CLS, 1/14 = 1/sqrt(196)"), **deit))
+    for act in ("softmax", "poly:p=3,c=1/16", "poly:p=3,c=1", "poly:p=1,c=1/16"):
+        runs.append(PaperRun(f"vit-tiny-tinyimagenet-{act}", "tiny", "tiny-imagenet", 64, 4, act, note=(
+            "Table 1; 256 patches, 1/16 = 1/sqrt(256); recipe not stated in the paper"), **deit))
+    return runs

@@ -1,0 +1,150 @@
+"""Shared pieces of the fast paths: per-row N, row scales, and the per-activation
+elementwise kernels (forward value and derivative, fused where it pays)."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional
+
+import torch
+
+Tensor = torch.Tensor
+
+
+def causal_offset(n_q: int, n_k: int) -> int:
+    """Query i sees keys j <= i + offset (queries aligned with the end of the keys)."""
+    return n_k - n_q
+
+
+def row_counts(batch: int, n_q: int, n_k: int, key_padding_mask: Optional[Tensor], causal: bool,
+               n_mode: str, device) -> Tensor:
+    """N per query row as float32 ``[B or 1, 1, Nq or 1, 1]``, as ``attention.visible_counts``.
+
+    ``row``: the keys the query may see (padding and causal mask applied).
+    ``fixed``: the non-padding keys of the sequence.  Both are clamped to at least 1.
+    """
+    if n_mode not in ("row", "fixed"):
+        raise ValueError(f"n_mode must be 'row' or 'fixed', got {n_mode!r}")
+    if n_mode == "fixed" or not causal:
+        if key_padding_mask is None:
+            return torch.full((1, 1, 1, 1), float(n_k), dtype=torch.float32, device=device)
+        return key_padding_mask.sum(-1).clamp_min(1).float().view(batch, 1, 1, 1)
+    last = torch.arange(n_q, device=device) + causal_offset(n_q, n_k)  # last visible key per row
+    if key_padding_mask is None:
+        counts = (last + 1).clamp(0, n_k).float()
+        return counts.clamp_min(1).view(1, 1, n_q, 1)
+    csum = key_padding_mask.long().cumsum(-1)                        # [B, Nk]
+    counts = csum[:, last.clamp(0, n_k - 1)]                          # [B, Nq]
+    counts = torch.where(last >= 0, counts, torch.zeros_like(counts))
+    return counts.clamp_min(1).float().view(batch, 1, n_q, 1)
+
+
+class ElementwiseKernel:
+    """How the blocked path evaluates one elementwise activation.
+
+    The weights are ``row_scale(n) * g(s)`` when the activation factors that way (poly,
+    relu_n): the scale then multiplies the output rows and never touches a score block.
+    Otherwise ``g(s, n)`` is evaluated per block with the row's ``n``.
+
+    ``forward(s, n)`` returns g(s) and may overwrite ``s``.  ``value_and_grad(s, n)``
+    returns ``(g, gprime)`` with ``dg/ds = grad_factor * gprime`` (``gprime`` None
+    means the constant 1); it may overwrite ``s`` too.
+    """
+
+    grad_factor: float = 1.0
+    needs_n: bool = False          # g itself depends on n (not only through the row scale)
+
+    def row_scale(self, n: Tensor) -> Optional[Tensor]:
+        return None
+
+    def forward(self, s: Tensor, n: Optional[Tensor]) -> Tensor:
+        raise NotImplementedError
+
+    def value_and_grad(self, s: Tensor, n: Optional[Tensor]):
+        raise NotImplementedError
+
+
+class PolyKernel(ElementwiseKernel):
+    """``scale(n) * s^p``: scale 1/sqrt(N) or a constant c."""
+
+    def __init__(self, p: int, c: Optional[float]):
+        self.p, self.c = p, c
+        self.grad_factor = float(p)
+
+    def row_scale(self, n):
+        if self.c is None:
+            return torch.rsqrt(n)
+        return torch.full_like(n, self.c)
+
+    def forward(self, s, n):
+        return s if self.p == 1 else s.pow_(self.p)
+
+    def value_and_grad(self, s, n):
+        p = self.p
+        if p == 1:
+            return s, None
+        if p == 2:
+            return s * s, s
+        g = s * s if p == 3 else s.pow(p - 1)     # s^(p-1), reused for the value
+        return s.mul_(g), g
+
+
+class ReluNKernel(ElementwiseKernel):
+    """``relu(s) / N``."""
+
+    def row_scale(self, n):
+        return 1.0 / n
+
+    def forward(self, s, n):
+        return s.relu_()
+
+    def value_and_grad(self, s, n):
+        positive = s > 0
+        return s.relu_(), positive
+
+
+class SigmoidKernel(ElementwiseKernel):
+    """``sigmoid(s - log N)``; the derivative reuses the value: g (1 - g)."""
+
+    needs_n = True
+
+    def forward(self, s, n):
+        return s.sub_(torch.log(n)).sigmoid_()
+
+    def value_and_grad(self, s, n):
+        g = self.forward(s, n)
+        gp = g * g
+        return g, gp.neg_().add_(g)
+
+
+class GenericKernel(ElementwiseKernel):
+    """Any elementwise activation, through its ``pointwise`` and ``pointwise_grad``."""
+
+    needs_n = True
+
+    def __init__(self, act):
+        self.act = act
+
+    def forward(self, s, n):
+        return self.act.pointwise(s, n)
+
+    def value_and_grad(self, s, n):
+        return self.act.pointwise(s, n), self.act.pointwise_grad(s, n)
+
+
+def elementwise_kernel(act, generic: bool = False) -> ElementwiseKernel:
+    """The kernel for an elementwise activation; ``generic=True`` skips the fused forms."""
+    if not act.elementwise:
+        raise ValueError(f"activation {act.spec!r} is not elementwise (its weights couple a row); "
+                         "only elementwise activations have a blocked path")
+    if not generic:
+        if act.family == "poly":
+            c = act.params.get("c")
+            return PolyKernel(int(act.params["p"]), None if c is None else float(Fraction(c)))
+        if act.family == "relu_n":
+            return ReluNKernel()
+        if act.family == "sigmoid":
+            return SigmoidKernel()
+    if act.pointwise is None or act.pointwise_grad is None:
+        raise ValueError(f"activation {act.spec!r} declares itself elementwise but has no pointwise "
+                         "function and derivative")
+    return GenericKernel(act)
