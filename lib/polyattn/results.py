@@ -147,7 +147,7 @@ def validate(record: Any, config=None) -> dict:
 def load(path: Path, config=None) -> dict:
     try:
         record = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not JSON
         raise InvalidRecord(f"unreadable ({exc})") from None
     return validate(record, config)
 
