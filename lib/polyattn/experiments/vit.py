@@ -35,7 +35,7 @@ _TABLE2_SCALE = {
 }
 _SWEEP_SCALE = {
     "smoke": dict(train_subset=256, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
-    "book": dict(train_subset=1500, test_subset=2000, epochs=5, batch_size=32, warmup_epochs=1.0),
+    "book": dict(train_subset=1000, test_subset=2000, epochs=5, batch_size=32, warmup_epochs=1.0),
 }
 _COMMON = dict(dataset="fashion_mnist", image_size=28, lr=2e-3, weight_decay=0.05, clip_grad=1.0, threads=1)
 
