@@ -147,11 +147,13 @@ def evaluate(model, data, device, batch_size=500) -> tuple[float, float]:
 
 
 def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[int] = None,
-        data=None, resume: bool = True) -> dict:
+        data=None, resume: bool = True, return_model: bool = False) -> dict:
     """Train and evaluate; return the result record (see :mod:`polyattn.results`).
 
     ``stop_after_epoch`` raises :class:`Interrupted` after that epoch's checkpoint (tests use it
     to simulate an interruption); a later call resumes from the checkpoint.
+    ``return_model=True`` adds the trained model under ``record["model"]`` (for figures that
+    need weights, e.g. attention maps); such a record is not JSON-serialisable, do not store it.
     """
     from tqdm.auto import tqdm
 
@@ -275,7 +277,10 @@ def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
         ckpt.unlink(missing_ok=True)
     prov["wall_s"] = wall_before + time.perf_counter() - t0
     prov["world_size"] = world
-    return {"schema": 1, "experiment": config.experiment, "config": config_dict(config), "config_hash": config.hash,
-            "seed": config.seed, "preset": config.preset, "status": status, "diverged_step": diverged_step,
-            "metrics": metrics, "probes": probe_rows, "provenance": prov, "rank": rank,
-            "n_params": sum(p.numel() for p in model.parameters())}
+    record = {"schema": 1, "experiment": config.experiment, "config": config_dict(config), "config_hash": config.hash,
+              "seed": config.seed, "preset": config.preset, "status": status, "diverged_step": diverged_step,
+              "metrics": metrics, "probes": probe_rows, "provenance": prov, "rank": rank,
+              "n_params": sum(p.numel() for p in model.parameters())}
+    if return_model:
+        record["model"] = model
+    return record

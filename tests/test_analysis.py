@@ -1,0 +1,341 @@
+"""Statistics of polyattn.analysis on synthetic result records with known answers."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from polyattn import analysis as A
+from polyattn.experiments import vit
+
+
+def make_record(activation="softmax", seed=0, accs=(0.5, 0.6, 0.7), status="ok", diverged_step=None,
+                patch_size=4, experiment="vit_table1", probes=None, wall_s=10.0, model="micro", augment="none"):
+    cfg = vit.table1("smoke", seeds=[seed])[0].replace(activation=activation, patch_size=patch_size,
+                                                       experiment=experiment, model=model, augment=augment)
+    from polyattn.results import config_dict
+
+    metrics = [{"epoch": i + 1, "step": 10 * (i + 1), "train_loss": 1.0, "train_acc": a, "test_loss": 1.0,
+                "test_acc": a, "lr": 1e-3, "wall_s": wall_s * (i + 1) / len(accs)} for i, a in enumerate(accs)]
+    return {"schema": 1, "experiment": experiment, "config": config_dict(cfg), "config_hash": cfg.hash,
+            "seed": seed, "preset": "smoke", "status": status, "diverged_step": diverged_step, "metrics": metrics,
+            "probes": probes or [], "n_params": 1000,
+            "provenance": {"git_commit": "abc", "git_dirty": False, "wall_s": wall_s,
+                           "hardware": {"cpu": "Test CPU", "cores": 2, "torch_threads": 1, "device": "cpu"},
+                           "packages": {"torch": "x"}}}
+
+
+def table1_records(diffs, base=0.80, seeds=(0, 1, 2), noise=(0.0, 0.004, -0.004)):
+    """softmax at `base` + noise per seed; each other activation at softmax + its planted difference."""
+    recs = []
+    for s, eps in zip(seeds, noise):
+        recs.append(make_record("softmax", s, accs=(0.5, base + eps)))
+        for act, d in diffs.items():
+            jitter = 0.001 * (s - 1)
+            recs.append(make_record(act, s, accs=(0.5, base + eps + d + jitter)))
+    return recs
+
+
+# --- frames -----------------------------------------------------------------------------------
+
+def test_records_to_frame_is_tidy_and_keeps_identifiers():
+    recs = [make_record("poly:p=3", 0, accs=(0.3, 0.4)), make_record("poly:p=3,c=2/28", 1, accs=(0.1,))]
+    f = A.records_to_frame(recs)
+    assert len(f) == 3
+    assert list(f["epoch"]) == [1, 2, 1]
+    assert set(f["activation"]) == {"poly:p=3", "poly:p=3,c=1/14"}   # canonical specs
+    assert (f["seq_len"] == 50).all()
+    row = f[f["activation"] == "poly:p=3,c=1/14"].iloc[0]
+    assert row["c"] == pytest.approx(1 / 14) and row["c_label"] == "1/14"
+    assert f[f["activation"] == "poly:p=3"]["scale"].iloc[0] == pytest.approx(1 / math.sqrt(50))
+    assert math.isnan(f[f["activation"] == "poly:p=3"]["c"].iloc[0])
+
+
+def test_diverged_runs_are_kept_with_status_and_nan_accuracy():
+    recs = [make_record("softmax", 0), make_record("poly:p=3,c=1", 0, accs=(0.4,), status="diverged",
+                                                   diverged_step=17),
+            make_record("poly:p=3,c=1", 1, accs=(), status="diverged", diverged_step=3)]
+    frame = A.records_to_frame(recs)
+    assert (frame["status"] == "diverged").sum() == 2          # the run with no epoch keeps a row
+    final = A.final_accuracy(recs)
+    assert len(final) == 3
+    div = final[final["status"] == "diverged"]
+    assert div["test_acc"].isna().all()
+    assert sorted(div["diverged_step"]) == [3, 17]
+    assert div["last_test_acc"].iloc[0] == pytest.approx(0.4)
+    summary = A.summary_table(final).set_index("activation")
+    assert summary.loc["poly:p=3,c=1", "n_diverged"] == 2
+    assert summary.loc["poly:p=3,c=1", "n_runs"] == 2
+    assert math.isnan(summary.loc["poly:p=3,c=1", "mean"])
+    assert summary.loc["poly:p=3,c=1", "status"] == "diverged in 2 of 2"
+    table = A.per_seed_table(final).set_index("activation")
+    assert table.loc["poly:p=3,c=1", "seed 0"] == "diverged at step 17"
+
+
+def test_summary_table_mean_std_in_percent():
+    recs = [make_record("softmax", s, accs=(a,)) for s, a in enumerate((0.70, 0.80, 0.90))]
+    s = A.summary_table(A.final_accuracy(recs)).iloc[0]
+    assert s["mean"] == pytest.approx(80.0)
+    assert s["std"] == pytest.approx(10.0)
+    assert s["n_ok"] == 3 and s["n_diverged"] == 0
+
+
+# --- paired differences -------------------------------------------------------------------------
+
+def test_paired_difference_recovers_planted_differences_and_signs():
+    recs = table1_records({"poly:p=3": -0.05, "sigmoid": +0.04, "relu_n": 0.0})
+    d = A.paired_difference(A.final_accuracy(recs), baseline="softmax").set_index("activation")
+    worse, better, same = d.loc["poly:p=3"], d.loc["sigmoid"], d.loc["relu_n"]
+    assert worse["mean_diff"] == pytest.approx(-5.0, abs=1e-9)
+    assert worse["ci_high"] < 0 and worse["t_p"] < 0.01
+    assert better["ci_low"] > 0 and better["mean_diff"] == pytest.approx(4.0, abs=1e-9)
+    assert same["ci_low"] < 0 < same["ci_high"]
+    assert same["t_p"] > 0.5
+    assert (d["n_pairs"] == 3).all() and d["low_power"].all()
+    assert d["wilcoxon_p"].isna().all()          # n = 3 cannot reach p < 0.05: not reported
+    assert "worse than softmax by 5.00 points" in A.difference_verdict(worse)
+    assert "better than softmax by 4.00 points" in A.difference_verdict(better)
+    assert "matches softmax within the 95% CI" in A.difference_verdict(same)
+
+
+def test_paired_difference_matches_scipy_and_reports_wilcoxon_for_enough_seeds():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    base = 0.8 + rng.normal(0, 0.01, 8)
+    other = base - 0.02 + rng.normal(0, 0.005, 8)
+    recs = [make_record("softmax", s, accs=(b,)) for s, b in enumerate(base)]
+    recs += [make_record("poly:p=3", s, accs=(o,)) for s, o in enumerate(other)]
+    row = A.paired_difference(A.final_accuracy(recs)).iloc[0]
+    assert row["t_p"] == pytest.approx(stats.ttest_rel(other * 100, base * 100).pvalue)
+    assert row["wilcoxon_p"] == pytest.approx(stats.wilcoxon(other * 100 - base * 100).pvalue)
+    d = (other - base) * 100
+    half = stats.t.ppf(0.975, 7) * d.std(ddof=1) / math.sqrt(8)
+    assert row["ci_low"] == pytest.approx(d.mean() - half)
+    assert not row["low_power"]
+
+
+def test_paired_difference_pairs_by_seed_and_skips_diverged_pairs():
+    recs = [make_record("softmax", s, accs=(0.8 + 0.01 * s,)) for s in range(3)]
+    recs += [make_record("poly:p=3", 0, accs=(0.81,)), make_record("poly:p=3", 1, accs=(0.82,)),
+             make_record("poly:p=3", 2, accs=(0.5,), status="diverged", diverged_step=5)]
+    row = A.paired_difference(A.final_accuracy(recs)).iloc[0]
+    assert row["n_pairs"] == 2 and row["n_diverged"] == 1
+    assert row["mean_diff"] == pytest.approx(1.0)
+    assert "diverged in 1 of 3 seeds" in A.difference_verdict(row)
+    recs = [make_record("softmax", 0), make_record("poly:p=3,c=1", 0, status="diverged", diverged_step=1)]
+    row = A.paired_difference(A.final_accuracy(recs)).iloc[0]
+    assert row["n_pairs"] == 0
+    assert "diverged in 1 of 1 seeds" in A.difference_verdict(row)
+
+
+def test_paired_difference_by_groups_and_other_baseline():
+    recs = []
+    for model, gap in (("micro", -0.03), ("mini", 0.03)):
+        for s in range(3):
+            recs.append(make_record("softmax", s, accs=(0.8 + 0.01 * s,), model=model, experiment="vit_table2"))
+            recs.append(make_record("poly:p=3", s, accs=(0.8 + 0.01 * s + gap + 0.001 * s,), model=model,
+                                    experiment="vit_table2"))
+    d = A.paired_difference(A.final_accuracy(recs), by=["model"]).set_index("model")
+    assert d.loc["micro", "ci_high"] < 0 < d.loc["mini", "ci_low"]
+    d2 = A.paired_difference(A.final_accuracy(recs), baseline="poly:p=3", by="model").set_index("model")
+    assert d2.loc["micro", "activation"] == "softmax" and d2.loc["micro", "mean_diff"] > 0
+    with pytest.raises(ValueError, match="baseline"):
+        A.paired_difference(A.final_accuracy(recs), baseline="sigmoid")
+
+
+def test_format_summary_shows_baseline_and_diverged():
+    recs = table1_records({"poly:p=3": -0.05})
+    recs += [make_record("poly:p=3,c=1", s, status="diverged", diverged_step=2) for s in range(3)]
+    final = A.final_accuracy(recs)
+    t = A.format_summary(A.summary_table(final), A.paired_difference(final)).set_index("activation")
+    assert t.loc["softmax", "Δ vs softmax (points)"] == "baseline"
+    assert t.loc["poly:p=3,c=1", "test accuracy (%)"] == "diverged"
+    assert t.loc["poly:p=3", "Δ vs softmax (points)"] == "-5.00"
+
+
+# --- probes and correlations ------------------------------------------------------------------
+
+def _probe_rows(level, steps=(0, 5, 9), layers=(0, 1, 2, 3)):
+    rows = []
+    for st in steps:
+        for layer in layers:
+            for h in range(2):
+                for m in A.NORM_METRICS:
+                    rows.append({"step": st, "layer": layer, "head": h, "metric": m, "value": level * (1 + st)})
+    return rows
+
+
+def test_probe_frame_and_norms_vs_accuracy():
+    recs = [make_record("softmax", 0, accs=(0.9,), probes=_probe_rows(1.0)),
+            make_record("poly:p=3", 0, accs=(0.8,), probes=_probe_rows(2.0)),
+            make_record("poly:p=3,c=1", 0, accs=(0.5,), probes=_probe_rows(3.0), status="diverged", diverged_step=9)]
+    pf = A.probe_frame(recs)
+    assert len(pf) == 3 * 3 * 4 * 2 * 3
+    assert {"run", "activation", "seed", "step", "layer", "head", "metric", "value"} <= set(pf.columns)
+    assert A.early_middle_last(pf["layer"]) == (0, 2, 3)
+    curves = A.probe_curves(pf, metrics=["act_jac_fro"], layers=[0])
+    assert len(curves) == 3 * 3
+    nv = A.norms_vs_accuracy(recs).set_index("activation")
+    assert nv.loc["poly:p=3", "act_jac_fro_final"] == pytest.approx(20.0)
+    assert nv.loc["poly:p=3", "act_jac_fro_mean"] == pytest.approx(2.0 * (1 + 6 + 10) / 3)
+    assert math.isnan(nv.loc["poly:p=3,c=1", "test_acc"])
+    assert nv.loc["softmax", "test_acc"] == pytest.approx(90.0)
+
+
+def test_spearman_is_one_on_monotone_data_and_bootstrap_is_seeded():
+    x = np.arange(12.0)
+    r = A.spearman_ci(x, np.exp(x))
+    assert r["rho"] == pytest.approx(1.0)
+    assert r["ci_low"] == pytest.approx(1.0) and r["ci_high"] == pytest.approx(1.0)
+    r = A.spearman_ci(x, -x ** 3)
+    assert r["rho"] == pytest.approx(-1.0)
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=30), rng.normal(size=30)
+    r1, r2 = A.spearman_ci(a, b, seed=3, n_boot=500), A.spearman_ci(a, b, seed=3, n_boot=500)
+    assert r1 == r2
+    assert r1["ci_low"] < r1["rho"] < r1["ci_high"]
+    assert r1["ci_low"] < 0 < r1["ci_high"]
+    r = A.spearman_ci(np.r_[x, np.nan], np.r_[x, 1.0])
+    assert r["n"] == 12
+
+
+def test_spearman_cluster_bootstrap_is_wider_for_clustered_noise():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(5), 6)
+    offsets = rng.normal(size=5)
+    x = offsets[groups] + 0.01 * rng.normal(size=30)
+    y = offsets[groups] * 0.0 + rng.normal(size=5)[groups] + 0.01 * rng.normal(size=30)
+    plain = A.spearman_ci(x, y, seed=0)
+    clustered = A.spearman_ci(x, y, seed=0, clusters=groups)
+    assert clustered["n_clusters"] == 5
+    assert (clustered["ci_high"] - clustered["ci_low"]) > (plain["ci_high"] - plain["ci_low"])
+
+
+def test_correlation_verdict_reads_the_sign():
+    x = np.arange(10.0)
+    norms = pd.DataFrame({"n1": x, "n2": -x, "test_acc": x, "activation": [f"a{i}" for i in range(10)]})
+    t = A.correlation_table(norms, ["n1", "n2"], n_boot=200).set_index("norm")
+    assert "positive rank correlation" in A.correlation_verdict(t.loc["n1"].to_dict() | {"norm": "n1"})
+    assert "negative rank correlation" in A.correlation_verdict(t.loc["n2"].to_dict() | {"norm": "n2"})
+
+
+# --- the scale sweep --------------------------------------------------------------------------
+
+CONSTS = ("1/32", "1/8", "1/2", "2")
+
+
+def sweep_records(best_by_patch, seeds=(0, 1, 2), diverge=(), noise=0.0):
+    """Accuracy peaks (in log c) at the planted c for each patch size; ``noise`` varies per seed and c."""
+    recs = []
+    for patch, best in best_by_patch.items():
+        for c in CONSTS:
+            for s in seeds:
+                cv = float(eval(c))
+                acc = (0.85 - 0.03 * (math.log(cv) - math.log(best)) ** 2 + 0.002 * (s - 1)
+                       + noise * math.sin(7.0 * s + 3.0 * cv + patch))
+                st = "diverged" if (patch, c) in diverge else "ok"
+                recs.append(make_record(f"poly:p=3,c={c}", s, accs=(acc,), patch_size=patch, experiment="vit_scale",
+                                        status=st, diverged_step=4 if st == "diverged" else None))
+    return recs
+
+
+def test_best_constant_recovers_planted_optimum_and_slope():
+    # the planted optimum is exactly 1/sqrt(N) for N = 17, 50, 197
+    planted = {7: 1 / math.sqrt(17), 4: 1 / math.sqrt(50), 2: 1 / math.sqrt(197)}
+    bc = A.best_constant(A.final_accuracy(sweep_records(planted)), n_boot=100)
+    t = bc.table.set_index("seq_len")
+    assert list(t.index) == [17, 50, 197]
+    assert t.loc[17, "best_c_label"] == "1/8" and t.loc[197, "best_c_label"] == "1/8"   # grid resolution
+    for n in (17, 50, 197):
+        assert t.loc[n, "c_star"] == pytest.approx(1 / math.sqrt(n), rel=1e-6)
+    assert bc.slope == pytest.approx(-0.5, abs=1e-6)
+    assert bc.direction == "flat"
+    noisy = A.best_constant(A.final_accuracy(sweep_records(planted, noise=0.003)), n_boot=200)
+    assert noisy.slope == pytest.approx(-0.5, abs=0.15)
+    assert noisy.slope_ci[0] < -0.5 < noisy.slope_ci[1]
+    assert noisy.slope_ci[1] - noisy.slope_ci[0] > 0.01
+    assert "consistent with the -1/2" in A.scale_verdict(noisy)
+
+
+def test_best_constant_direction_edges_and_divergence():
+    planted = {7: 2.0, 4: 0.5, 2: 1 / 32}
+    bc = A.best_constant(A.final_accuracy(sweep_records(planted)), n_boot=50)
+    t = bc.table.set_index("seq_len")
+    assert [t.loc[n, "best_c_label"] for n in (17, 50, 197)] == ["2", "1/2", "1/32"]
+    assert bc.direction == "falls" and bc.slope < 0
+    assert t.loc[17, "at_edge"] and t.loc[197, "at_edge"] and not t.loc[50, "at_edge"]
+    text = A.scale_verdict(bc)
+    assert "falls as N grows" in text and "edge of the grid" in text
+    # a constant that diverges on one seed loses to a stable one, even with a higher mean
+    recs = sweep_records({7: 2.0, 4: 0.5, 2: 0.5}, diverge={(4, "1/2")})
+    bc = A.best_constant(A.final_accuracy(recs), n_boot=0)
+    assert bc.table.set_index("seq_len").loc[50, "best_c_label"] != "1/2"
+    rising = A.best_constant(A.final_accuracy(sweep_records({7: 1 / 32, 4: 0.5, 2: 2.0})), n_boot=0)
+    assert rising.direction == "rises" and "against the direction" in A.scale_verdict(rising)
+
+
+def test_best_constant_needs_fixed_constants():
+    with pytest.raises(ValueError, match="fixed constant"):
+        A.best_constant(A.final_accuracy([make_record("softmax", 0)]))
+
+
+# --- budget, configurations, attention maps ---------------------------------------------------
+
+def test_compute_budget_sums_wall_clock():
+    recs = [make_record("softmax", s, wall_s=1800.0) for s in range(3)]
+    b = A.compute_budget(recs)
+    assert b["n_runs"] == 3 and b["wall_hours"] == pytest.approx(1.5)
+    assert b["cpu"] == ["Test CPU"]
+    assert "1.50 hours" in A.budget_text(b)
+
+
+def _join(values):
+    return ", ".join(str(v) for v in sorted(values))
+
+
+def test_deviations_table_comes_from_configs():
+    cfgs = vit.table1("book")
+    t = A.deviations_table(cfgs, vit.paper_configs()).set_index("")
+    assert t.loc["epochs", "this book"] == str(cfgs[0].epochs)
+    assert t.loc["epochs", "paper"] == _join({c.epochs for c in vit.paper_configs()})
+    assert str(cfgs[0].train_subset) in t.loc["dataset", "this book"]
+    assert t.loc["seeds per configuration", "this book"] == str(len({c.seed for c in cfgs}))
+    assert "49 patches + CLS" in t.loc["images and tokens", "this book"]
+    assert t.loc["seeds per configuration", "paper"] == str(len({c.seed for c in vit.paper_configs()}))
+    assert "196 patches + CLS" in t.loc["images and tokens", "paper"]
+
+
+def test_cls_attention_shapes_and_softmax_mass():
+    from polyattn.models import build_vit
+
+    torch.manual_seed(0)
+    model = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="softmax").eval()
+    x = torch.randn(2, 1, 28, 28)
+    grid = A.cls_attention(model, x, layer=1)
+    assert grid.shape == (2, 4, 4, 4)
+    assert (grid >= 0).all() and (grid.sum((-2, -1)) <= 1 + 1e-5).all()
+    poly = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="poly:p=3").eval()
+    assert (A.cls_attention(poly, x, layer=0) < 0).any()     # negative weights are kept
+
+
+def test_attention_map_config_uses_table1_recipe():
+    cfg = A.attention_map_config("poly:p=3", "smoke")
+    base = vit.table1("smoke")[0]
+    assert cfg.activation == "poly:p=3" and cfg.patch_size == base.patch_size and cfg.lr == base.lr
+    assert cfg.probe_every == 0 and cfg.experiment == "vit_attention_maps"
+    with pytest.raises(ValueError, match="paper"):
+        A.attention_map_config("softmax", "paper")
+
+
+def test_train_with_model_returns_the_trained_model_in_eval_mode():
+    cfg = A.attention_map_config("poly:p=3", "smoke").replace(train_subset=64, test_subset=32, batch_size=32)
+    rec, model = A.train_with_model(cfg)
+    assert "model" not in rec and rec["status"] == "ok"
+    assert not model.training
+    rec2, model2 = A.train_with_model(cfg)                    # same seed, same weights
+    for a, b in zip(model.parameters(), model2.parameters()):
+        assert torch.equal(a, b)
+    grid = A.cls_attention(model, torch.randn(3, 1, 28, 28), layer=3)
+    assert grid.shape == (3, 4, 7, 7)
