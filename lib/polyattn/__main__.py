@@ -71,6 +71,8 @@ def cmd_grid(args) -> int:
     configs = GRIDS[args.name](args.preset, seeds)
     if args.activation:
         configs = [c for c in configs if c.activation in args.activation.split(";")]
+    overrides = {k: v for k, v in (("data_root", args.data_root), ("device", args.device)) if v is not None}
+    configs = [c.replace(**overrides) for c in configs]
     records = load_or_run_all(configs, recompute=args.recompute, desc=args.name)
     ok = sum(r["status"] == "ok" for r in records)
     print(f"{args.name} [{args.preset}]: {len(records)} records, {ok} ok, {len(records) - ok} diverged")
@@ -89,6 +91,8 @@ def main(argv=None) -> int:
     g.add_argument("--preset", default="book", choices=("smoke", "book", "paper"))
     g.add_argument("--seeds", default=None, help="comma-separated seeds (default: the preset's)")
     g.add_argument("--activation", default=None, help="only these activation specs (';'-separated)")
+    g.add_argument("--data-root", default=None, help="dataset location (paper preset: ImageNet, Tiny-ImageNet)")
+    g.add_argument("--device", default=None, help="cpu, cuda (paper preset default: cuda)")
     g.add_argument("--recompute", action="store_true")
     g.set_defaults(func=cmd_grid)
     for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):

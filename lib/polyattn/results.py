@@ -8,7 +8,8 @@ A record is a small JSON file ``<root>/<experiment>/<config-hash>-seed<k>.json``
      "hardware", "started", "wall_s"}}
 
 The hash covers every field of the config that changes the computation; the seed is in the
-file name, and the device, thread count and preset label are not hashed (they are recorded).
+file name; the device, thread count, data location, loader workers and preset label are not
+hashed (they are recorded).
 Book and paper records live in ``data/results`` (committed); smoke records go to
 ``_build/smoke-results`` so that they can never be mistaken for evidence.
 """
@@ -29,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
-NOT_HASHED = ("seed", "device", "threads", "preset")
+NOT_HASHED = ("seed", "device", "threads", "preset", "data_root", "num_workers")
 REQUIRED = ("schema", "experiment", "config", "config_hash", "seed", "preset", "status", "metrics", "provenance")
 
 

@@ -23,6 +23,7 @@ from . import activations
 from .results import REPO_ROOT, config_dict, config_hash, provenance
 
 AUGMENTS = ("none", "deit")
+IN_MEMORY = ("fashion_mnist",)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class TrainConfig:
     preset: str = "book"
     device: str = "cpu"
     threads: Optional[int] = None
+    data_root: Optional[str] = None
+    num_workers: int = 4
 
     def __post_init__(self):
         object.__setattr__(self, "activation", activations.canonical(self.activation))
@@ -133,17 +136,65 @@ def build_model(config: TrainConfig, num_classes: int, in_chans: int):
 
 @torch.no_grad()
 def evaluate(model, data, device, batch_size=500) -> tuple[float, float]:
+    """Test loss and accuracy on an in-memory dataset or on a streamed test set."""
     model.eval()
-    total_loss, correct = 0.0, 0
-    n = len(data.test_y)
-    for i in range(0, n, batch_size):
-        x = data.normalise(data.test_x[i:i + batch_size]).to(device)
-        y = data.test_y[i:i + batch_size].to(device)
+    total_loss, correct, n = 0.0, 0, 0
+    if isinstance(data, _Streamed):
+        batches = data.test_loader()
+    else:
+        batches = ((data.normalise(data.test_x[i:i + batch_size]), data.test_y[i:i + batch_size])
+                   for i in range(0, len(data.test_y), batch_size))
+    for x, y in batches:
+        x, y = x.to(device), y.to(device)
         logits = model(x).float()
         total_loss += F.cross_entropy(logits, y, reduction="sum").item()
         correct += (logits.argmax(-1) == y).sum().item()
+        n += len(y)
     model.train()
     return total_loss / n, correct / n
+
+
+class _Streamed:
+    """A dataset read from disk through DataLoaders, sharded across ranks (paper preset)."""
+
+    def __init__(self, config, world, rank):
+        from .data.augment import batch_mix
+        from .data.streaming import streaming_datasets
+
+        self.train, self.test, self.num_classes, self.in_chans = streaming_datasets(
+            config.dataset, config.data_root, config.image_size, config.augment)
+        self.config, self.world, self.rank = config, world, rank
+        self.mix = batch_mix(self.num_classes) if config.augment == "deit" else None
+
+    def steps_per_epoch(self):
+        return len(self.train) // self.config.batch_size
+
+    def epoch(self, epoch):
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        sampler = DistributedSampler(self.train, self.world, self.rank, shuffle=True, seed=self.config.seed,
+                                     drop_last=True)
+        sampler.set_epoch(epoch)
+        loader = DataLoader(self.train, batch_size=self.config.batch_size // self.world, sampler=sampler,
+                            num_workers=self.config.num_workers, drop_last=True,
+                            pin_memory=torch.cuda.is_available())
+        for x, y in loader:
+            yield (*self.mix(x, y), y) if self.mix is not None else (x, y, y)
+
+    def test_loader(self):
+        from torch.utils.data import DataLoader
+
+        return DataLoader(self.test, batch_size=256, num_workers=self.config.num_workers)
+
+
+def _in_memory_epoch(data, config, augment, epoch, world, rank):
+    """Batches of one epoch: a seeded permutation, each global batch split into equal shards."""
+    shard = config.batch_size // world
+    order = torch.randperm(len(data.train_y), generator=torch.Generator().manual_seed(config.seed * 100003 + epoch))
+    for b in range(len(data.train_y) // config.batch_size):
+        idx = order[b * config.batch_size:(b + 1) * config.batch_size][rank * shard:(rank + 1) * shard]
+        xb, yb = data.train_x[idx], data.train_y[idx]
+        yield (*augment(xb, yb), yb) if augment is not None else (data.normalise(xb), yb, yb)
 
 
 def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[int] = None,
@@ -168,10 +219,15 @@ def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     device = torch.device(config.device)
     if world > 1 and device.type == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
-    data = data if data is not None else load_dataset(config.dataset, config.train_subset, config.test_subset)
-
     seed_everything(config.seed)
-    model = build_model(config, data.num_classes, data.train_x.shape[1]).to(device)
+    if data is None:
+        if config.dataset in IN_MEMORY:
+            data = load_dataset(config.dataset, config.train_subset, config.test_subset)
+        else:
+            data = _Streamed(config, world, rank)
+    streamed = isinstance(data, _Streamed)
+    in_chans = data.in_chans if streamed else data.train_x.shape[1]
+    model = build_model(config, data.num_classes, in_chans).to(device)
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -181,12 +237,12 @@ def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "pos_embed" not in n and "cls_token" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
-    steps_per_epoch = len(data.train_y) // config.batch_size
+    steps_per_epoch = data.steps_per_epoch() if streamed else len(data.train_y) // config.batch_size
     if steps_per_epoch < 1:
-        raise ValueError(f"batch_size {config.batch_size} exceeds the training set ({len(data.train_y)} images)")
+        raise ValueError(f"batch_size {config.batch_size} exceeds the training set")
     total_steps = steps_per_epoch * config.epochs
     warmup = int(round(config.warmup_epochs * steps_per_epoch))
-    augment = DeiTAugment(data.num_classes, data.mean, data.std) if config.augment == "deit" else None
+    augment = DeiTAugment(data.num_classes, data.mean, data.std) if config.augment == "deit" and not streamed else None
 
     metrics, probe_rows, start_epoch, wall_before = [], [], 0, 0.0
     status, diverged_step = "ok", None
@@ -207,21 +263,14 @@ def run(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
 
         recorder = Recorder(model, metrics=config.probe_metrics, param_probes=config.param_probes)
 
-    shard = config.batch_size // world
     bar = tqdm(total=total_steps, initial=start_epoch * steps_per_epoch, disable=not progress or rank != 0,
                desc=f"{config.activation} seed {config.seed}", unit="step", leave=False)
     step = start_epoch * steps_per_epoch
     model.train()
     for epoch in range(start_epoch, config.epochs):
-        order = torch.randperm(len(data.train_y), generator=torch.Generator().manual_seed(config.seed * 100003 + epoch))
         loss_sum, correct, seen = 0.0, 0, 0
-        for b in range(steps_per_epoch):
-            idx = order[b * config.batch_size:(b + 1) * config.batch_size][rank * shard:(rank + 1) * shard]
-            xb, yb = data.train_x[idx], data.train_y[idx]
-            if augment is not None:
-                x, target = augment(xb, yb)
-            else:
-                x, target = data.normalise(xb), yb
+        batches = data.epoch(epoch) if streamed else _in_memory_epoch(data, config, augment, epoch, world, rank)
+        for b, (x, target, yb) in enumerate(batches):
             x, target, yb = x.to(device), target.to(device), yb.to(device)
             for g in opt.param_groups:
                 g["lr"] = _lr_at(step, total_steps, warmup, config.lr, config.min_lr)
