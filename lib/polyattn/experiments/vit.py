@@ -29,7 +29,7 @@ _SCALE = {
 }
 _TABLE2_SCALE = {
     "smoke": _SCALE["smoke"],
-    "book": dict(train_subset=3000, test_subset=2000, epochs=6, batch_size=32, warmup_epochs=1.0),
+    "book": dict(train_subset=2000, test_subset=2000, epochs=5, batch_size=32, warmup_epochs=1.0),
 }
 _SWEEP_SCALE = {
     "smoke": dict(train_subset=256, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
