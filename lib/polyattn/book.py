@@ -57,6 +57,12 @@ ENVIRONMENT_MARKER = "% polyattn:environment-table"
 #: with CommonHTML output, the menu and the accessibility extensions it loads on demand).
 MATHJAX_PARTS = ("tex-chtml.js", "input", "output", "ui", "a11y", "adaptors", "sre")
 
+FAVICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    '<rect width="32" height="32" rx="6" fill="#1f4e9c"/>'
+    '<text x="16" y="23" font-size="18" text-anchor="middle" fill="white" font-family="serif">x³</text></svg>'
+)
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -282,9 +288,10 @@ def _sha_files(paths: Iterable[Path], base: Path) -> str:
     return h.hexdigest()
 
 
-def library_hash(package_dir: Path = PACKAGE_DIR) -> str:
-    """sha256 over every ``*.py`` file of the polyattn package."""
-    return _sha_files(Path(package_dir).rglob("*.py"), Path(package_dir))
+def library_hash(package_dir: Optional[Path] = None) -> str:
+    """sha256 over every ``*.py`` file of the polyattn package (the code the chapters import)."""
+    package_dir = Path(package_dir if package_dir is not None else PACKAGE_DIR)
+    return _sha_files(package_dir.rglob("*.py"), package_dir)
 
 
 def results_root(preset: str) -> Path:
@@ -349,19 +356,20 @@ def save_manifest(manifest: dict, build_root: Path) -> None:
 
 # --- executing one chapter ------------------------------------------------------------------
 
-def _cell_label(nb, cell_index: int) -> tuple[int, int, str]:
-    """(cell number, code cell number, first line) in the source notebook, 1-based.
+def _cell_label(nb, cell_index: int) -> tuple[int, int]:
+    """(cell number, code cell number) of the failing cell in the chapter as written, 1-based.
 
-    papermill inserts one cell (tagged injected-parameters) after the parameters cell; the
-    numbers returned count the cells of the chapter as written.
+    ``cell_index`` is papermill's index into the executed notebook, which has one extra cell
+    (tagged injected-parameters) after the parameters cell; the error-marker cells papermill
+    adds when it writes the failed notebook are removed first.
     """
-    cells = nb.cells
-    injected = [i for i, c in enumerate(cells) if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    from papermill.execute import ERROR_MARKER_TAG
+
+    cells = [c for c in nb.cells if ERROR_MARKER_TAG not in c.get("metadata", {}).get("tags", [])]
+    injected = {i for i, c in enumerate(cells) if "injected-parameters" in c.get("metadata", {}).get("tags", [])}
     shift = sum(1 for i in injected if i < cell_index)
-    code_no = sum(1 for i, c in enumerate(cells[:cell_index + 1])
-                  if c.cell_type == "code" and i not in injected)
-    first = (cells[cell_index].source.strip().splitlines() or [""])[0] if cell_index < len(cells) else ""
-    return cell_index - shift + 1, code_no, first
+    code_no = sum(1 for i, c in enumerate(cells[:cell_index + 1]) if c.cell_type == "code" and i not in injected)
+    return cell_index - shift + 1, code_no
 
 
 def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_ROOT) -> float:
@@ -384,7 +392,8 @@ def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_R
                                    progress_bar=False, log_output=False, cwd=str(cwd),
                                    request_save_on_cell_execute=False)
     except PapermillExecutionError as exc:
-        cell_no, code_no, first = _cell_label(nbformat.read(str(output), as_version=4), exc.cell_index)
+        cell_no, code_no = _cell_label(nbformat.read(str(output), as_version=4), exc.cell_index)
+        first = (str(exc.source).strip().splitlines() or [""])[0]
         raise BookError(f"chapter {entry.name} failed at cell {cell_no} (code cell {code_no}: {first[:60]!r}): "
                         f"{exc.ename}: {str(exc.evalue).splitlines()[0] if exc.evalue else ''}") from None
     except Exception as exc:  # kernel death, unreadable notebook, ...
@@ -438,7 +447,7 @@ def verdict_table(executed: dict[str, Path]) -> str:
         key = f"verdict_{c.id}"
         if c.chapter in executed and key in keys[c.chapter]:
             where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
-            cell = f"{{glue:text}}`chapters/{c.chapter}.ipynb::{key}`"
+            cell = f"{{glue:text}}`chapters/{c.chapter}.ipynb::{key}:s`"
         else:
             where = (f"{{doc}}`chapter {number} </chapters/{c.chapter}>`" if c.chapter in executed
                      else f"chapter {number}")
@@ -585,10 +594,13 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
             if p.is_file() and p.suffix.lower() in (".png", ".svg", ".jpg", ".jpeg", ".gif", ".csv"):
                 (src / folder).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(p, src / folder / p.name)
+    # not under _static: jupyter-book would add every .js file there to every page
+    (src / "_mathjax").mkdir()
+    (src / "_mathjax" / "favicon.svg").write_text(FAVICON_SVG)
     mj = mathjax_dir()
     for part in MATHJAX_PARTS:
         p = mj / part
-        dest = src / "_static" / "mathjax" / part
+        dest = src / "_mathjax" / "mathjax" / part
         dest.parent.mkdir(parents=True, exist_ok=True)
         if p.is_dir():
             shutil.copytree(p, dest)
@@ -750,6 +762,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     print(f"[book] done in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
+
+
+def _dedupe_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for js in scripts:
+        key = (str(getattr(js, "filename", js) or ""), tuple(sorted((getattr(js, "attributes", None) or {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    context["script_files"][:] = unique
+
+
+def setup(app):
+    """Sphinx extension (listed in _config.yml): each script once per page.
+
+    sphinx-thebe registers its inline configuration twice under jupyter-book, and the
+    second ``const THEBE_JS_URL`` is a console error in every browser.
+    """
+    app.connect("html-page-context", _dedupe_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,367 @@
+"""The book: notebook pairing, parameters, caching, failures, the smoke build and a browser check."""
+import functools
+import http.server
+import json
+import shutil
+import socketserver
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from polyattn import book
+
+ROOT = book.REPO_ROOT
+CHAPTERS = ROOT / "chapters"
+
+
+def _jupytext_chapters():
+    return sorted(p for p in CHAPTERS.glob("*.md") if book.is_jupytext_markdown(p))
+
+
+def _notebook_entries():
+    return [e for e in book.discover(ROOT) if e.kind == "notebook"]
+
+
+# --- (a) pairing and clean notebooks ---------------------------------------------------------
+
+@pytest.mark.parametrize("md", _jupytext_chapters(), ids=lambda p: p.name)
+def test_jupytext_chapter_has_a_paired_notebook_with_the_same_cells(md):
+    ipynb = md.with_suffix(".ipynb")
+    assert ipynb.exists(), f"{ipynb.name} missing: run jupytext --sync {md.relative_to(ROOT)}"
+    a, b = jupytext.read(md), jupytext.read(ipynb)
+    assert [(c.cell_type, c.source.strip()) for c in a.cells] == [(c.cell_type, c.source.strip()) for c in b.cells], (
+        f"{md.name} and {ipynb.name} have drifted apart: run jupytext --sync {md.relative_to(ROOT)}")
+    assert book.pair_drift(md) == []
+
+
+@pytest.mark.parametrize("ipynb", sorted(CHAPTERS.glob("*.ipynb")) + sorted(ROOT.glob("*.ipynb")), ids=lambda p: p.name)
+def test_committed_notebooks_carry_no_outputs(ipynb):
+    nb = nbformat.read(str(ipynb), as_version=4)
+    dirty = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    assert not dirty, f"{ipynb.name} has outputs in cells {dirty}: store inputs only (jupytext --sync writes them)"
+
+
+def test_pair_drift_notices_an_edited_markdown(tmp_path):
+    md = tmp_path / "01_activations.md"
+    shutil.copy(CHAPTERS / "01_activations.md", md)
+    shutil.copy(CHAPTERS / "01_activations.ipynb", tmp_path / "01_activations.ipynb")
+    assert book.pair_drift(md) == []
+    md.write_text(md.read_text().replace("device = \"cpu\"", "device = \"cuda\""))
+    drift = book.pair_drift(md)
+    assert drift and "differs" in drift[0]
+    (tmp_path / "01_activations.ipynb").unlink()
+    assert "missing" in book.pair_drift(md)[0]
+
+
+# --- (b) parameters --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("entry", _notebook_entries(), ids=lambda e: e.name)
+def test_every_chapter_starts_with_the_parameters_cell(entry):
+    nb = book.read_notebook(entry.source)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and "parameters" in code[0].metadata.get("tags", []), \
+        f"the first code cell of {entry.name} must be tagged parameters"
+    names = book.parameter_names(nb)
+    assert names is not None and set(book.PARAMETER_NAMES) <= set(names), \
+        f"{entry.name}: the parameters cell sets {names}, it must set {book.PARAMETER_NAMES}"
+    book.check_chapter(entry)
+
+
+def test_parameter_names_reads_assignments_only():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("preset = 'book'\nseeds: list = None\nprint(1)",
+                                          metadata={"tags": ["parameters"]})]
+    assert book.parameter_names(nb) == ["preset", "seeds"]
+    nb.cells[0].metadata["tags"] = []
+    assert book.parameter_names(nb) is None
+
+
+# --- TOC handling ----------------------------------------------------------------------------
+
+def _mini_book(tmp_path, chapter_source, name="01_mini", extra_toc=()):
+    """A book folder with an intro page and one notebook chapter."""
+    root = tmp_path / "book"
+    (root / "chapters").mkdir(parents=True)
+    shutil.copy(ROOT / "_config.yml", root / "_config.yml")
+    shutil.copy(ROOT / "references.bib", root / "references.bib")
+    (root / "intro.md").write_text("# Mini\n\n% polyattn:verdict-table\n")
+    files = "\n".join(f"  - file: {f}" for f in (f"chapters/{name}", *extra_toc))
+    (root / "_toc.yml").write_text(f"format: jb-book\nroot: intro\nchapters:\n{files}\n")
+    if isinstance(chapter_source, nbformat.NotebookNode):
+        nbformat.write(chapter_source, str(root / "chapters" / f"{name}.ipynb"))
+    else:
+        shutil.copy(chapter_source, root / "chapters" / f"{name}.ipynb")
+    return root
+
+
+def _tiny_notebook(*extra_cells):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Tiny"),
+                nbformat.v4.new_code_cell('preset = "book"\nrecompute = False\nseeds = None\ndevice = "cpu"',
+                                          metadata={"tags": ["parameters"]}),
+                *extra_cells]
+    return nb
+
+
+def test_discover_reads_kinds_and_reports_missing_entries(tmp_path):
+    root = _mini_book(tmp_path, _tiny_notebook(), extra_toc=("chapters/02_later", "chapters/notes"))
+    (root / "chapters" / "notes.md").write_text("# Notes\n")
+    kinds = {e.docname: e.kind for e in book.discover(root)}
+    assert kinds == {"intro": "page", "chapters/01_mini": "notebook", "chapters/02_later": "missing",
+                     "chapters/notes": "page"}
+    pruned = book._prune_toc(book.read_toc(root), {"intro", "chapters/01_mini"})
+    assert [c["file"] for c in pruned["chapters"]] == ["chapters/01_mini"]
+
+
+def test_real_toc_lists_the_first_chapter_and_the_status_page():
+    entries = {e.docname: e for e in book.discover(ROOT)}
+    assert entries["chapters/01_activations"].kind == "notebook"
+    assert entries["chapters/status"].kind == "page"
+    assert entries["intro"].kind == "page"
+
+
+# --- caching ---------------------------------------------------------------------------------
+
+def test_second_run_executes_nothing_and_a_library_change_executes_again(tmp_path, monkeypatch, capsys):
+    lib = tmp_path / "fakelib"
+    lib.mkdir()
+    (lib / "mod.py").write_text("X = 1\n")
+    monkeypatch.setattr(book, "PACKAGE_DIR", lib)
+    root = _mini_book(tmp_path, _tiny_notebook(nbformat.v4.new_code_cell("print(preset)")))
+    first = book.run(preset="smoke", html=False, root=root)
+    assert first.executed == ["01_mini"] and first.cached == []
+    second = book.run(preset="smoke", html=False, root=root)
+    assert second.executed == [] and second.cached == ["01_mini"]
+    out = capsys.readouterr().out
+    assert "01_mini: cached" in out and "executed in" in out
+    manifest = json.loads(book.manifest_path(root).read_text())
+    rec = manifest["chapters"]["01_mini"]
+    assert rec["status"] == "ok" and rec["preset"] == "smoke" and rec["state"] == "cached" and rec["seconds"] > 0
+    executed = nbformat.read(str(root / "_build" / "executed" / "01_mini.ipynb"), as_version=4)
+    assert any("smoke" in o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
+    # a change under the library re-executes; so does another preset
+    (lib / "mod.py").write_text("X = 2\n")
+    assert book.run(preset="smoke", html=False, root=root).executed == ["01_mini"]
+    assert book.run(preset="book", html=False, root=root).executed == ["01_mini"]
+    assert book.run(preset="book", html=False, root=root).executed == []
+    assert book.run(preset="book", html=False, root=root, force=True).executed == ["01_mini"]
+    status = book.status_table(root)
+    assert status.loc[0, "chapter"] == "01_mini" and status.loc[0, "preset"] == "book"
+
+
+def test_declared_results_enter_the_key(tmp_path, monkeypatch):
+    nb = _tiny_notebook()
+    nb.metadata["polyattn"] = {"results": ["exp_a"]}
+    assert book.declared_results(nb) == ["exp_a"]
+    monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "results" / "exp_a").mkdir(parents=True)
+    h0 = book.results_hash(["exp_a"], "book")
+    (tmp_path / "results" / "exp_a" / "abc-seed0.json").write_text("{}")
+    h1 = book.results_hash(["exp_a"], "book")
+    (tmp_path / "results" / "exp_b").mkdir()
+    (tmp_path / "results" / "exp_b" / "x.json").write_text("{}")
+    assert h0 != h1 and book.results_hash(["exp_a"], "book") == h1
+    assert book.results_hash([], "book") == ""
+
+
+# --- (d) a broken cell names chapter and cell ------------------------------------------------
+
+def test_a_failing_cell_fails_the_command_naming_chapter_and_cell(tmp_path):
+    nb = nbformat.read(str(CHAPTERS / "01_activations.ipynb"), as_version=4)
+    params = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    broken = nbformat.v4.new_code_cell("x = 1\nraise RuntimeError('deliberately broken cell')")
+    nb.cells.insert(params + 1, broken)  # fail early: the cells after it never run
+    root = _mini_book(tmp_path, nb, name="01_activations")
+    proc = subprocess.run([sys.executable, "-m", "polyattn.book", "--root", str(root), "--preset", "smoke",
+                           "--no-html"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failure = [line for line in proc.stderr.splitlines() if "FAILED" in line]
+    assert len(failure) == 1, proc.stderr
+    line = failure[0]
+    cell_no = params + 2  # 1-based, counting the chapter's own cells
+    code_no = sum(c.cell_type == "code" for c in nb.cells[:params + 2])
+    assert "chapter 01_activations" in line and f"cell {cell_no} " in line and f"code cell {code_no}" in line
+    assert "RuntimeError: deliberately broken cell" in line
+    manifest = json.loads(book.manifest_path(root).read_text())
+    assert manifest["chapters"]["01_activations"]["status"] == "failed"
+
+
+def test_unknown_preset_and_chapter_are_refused(tmp_path):
+    root = _mini_book(tmp_path, _tiny_notebook())
+    with pytest.raises(book.BookError, match="unknown preset"):
+        book.run(preset="huge", html=False, root=root)
+    with pytest.raises(book.BookError, match="no notebook chapter matches"):
+        book.run(preset="smoke", html=False, root=root, chapters=["07"])
+
+
+def test_a_chapter_without_parameters_is_refused(tmp_path):
+    nb = _tiny_notebook()
+    nb.cells[1].metadata["tags"] = []
+    root = _mini_book(tmp_path, nb)
+    with pytest.raises(book.BookError, match="tagged 'parameters'"):
+        book.run(preset="smoke", html=False, root=root)
+
+
+# --- verdicts --------------------------------------------------------------------------------
+
+def test_verdict_checks_its_claim_and_the_table_pastes_or_says_pending(tmp_path):
+    with pytest.raises(ValueError, match="unknown claim"):
+        book.verdict("thm9", "holds")
+    with pytest.raises(ValueError, match="non-empty"):
+        book.verdict("thm41_1", " ")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/plain": "'holds'"},
+        metadata={"scrapbook": {"name": "verdict_thm41_1", "mime_prefix": ""}})])]
+    path = tmp_path / "02_proofs.ipynb"
+    nbformat.write(nb, str(path))
+    assert book.glued_keys(nb) == {"verdict_thm41_1"}
+    table = book.verdict_table({"02_proofs": path})
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    assert len(rows) == len(book.CLAIMS)
+    assert "{glue:text}`chapters/02_proofs.ipynb::verdict_thm41_1:s`" in table
+    thm412 = next(line for line in table.splitlines() if line.startswith("| Thm 4.1(2)"))
+    assert "pending: chapter 02" in thm412
+    assert "pending: chapter 08" in book.verdict_table({})
+
+
+# --- (c) smoke execution of every chapter and the site ---------------------------------------
+
+@pytest.fixture(scope="module")
+def smoke_book(tmp_path_factory):
+    """Every chapter of _toc.yml executed under preset smoke and the site built (warnings are errors)."""
+    build_root = tmp_path_factory.mktemp("smoke-book")
+    report = book.run(preset="smoke", root=ROOT, build_root=build_root)
+    return report, build_root
+
+
+@pytest.mark.slow
+@pytest.mark.book
+def test_smoke_build_executes_every_chapter_and_builds_the_site(smoke_book):
+    report, build_root = smoke_book
+    chapters = [e.name for e in _notebook_entries()]
+    assert sorted(report.executed) == sorted(chapters), "every chapter of _toc.yml is executed under smoke"
+    html = build_root / "_build" / "html"
+    assert (html / "index.html").exists()
+    for e in book.discover(ROOT):
+        if e.kind != "missing":
+            assert (html / f"{e.docname}.html").exists(), f"no page for {e.docname}"
+    manifest = json.loads(book.manifest_path(build_root).read_text())
+    assert all(manifest["chapters"][c]["status"] == "ok" for c in chapters)
+    status = (html / "chapters" / "status.html").read_text()
+    assert all(c in status for c in chapters) and "smoke" in status and "papermill" in status
+    intro = (html / "intro.html").read_text()
+    assert "polyattn:verdict-table" not in intro and "pending: chapter" in intro or "verdict" in intro
+    # a second run finds everything cached
+    again = book.run(preset="smoke", root=ROOT, build_root=build_root, html=False)
+    assert again.executed == [] and sorted(again.cached) == sorted(chapters)
+
+
+# --- (e) the site in a real browser ----------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def served_site(smoke_book):
+    html = smoke_book[1] / "_build" / "html"
+    handler = functools.partial(_QuietHandler, directory=str(html))
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", html
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not CHROMIUM.exists() or not CHROMEDRIVER.exists():
+        pytest.skip("Debian's chromium and chromium-driver are not installed; `make test` installs them "
+                    "(apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -r requirements.txt)")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                 f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,1600"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, script, timeout=30.0):
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if driver.execute_script(script):
+            return True
+        time.sleep(0.25)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.book
+def test_every_page_renders_in_chromium(served_site, browser):
+    base, html = served_site
+    shots = ROOT / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    pages = ["intro.html"] + [f"{e.docname}.html" for e in book.discover(ROOT)
+                              if e.kind != "missing" and e.docname != "intro"]
+
+    browser.get(f"{base}/index.html")
+    assert _wait(browser, "return location.pathname.endsWith('intro.html') && document.readyState === 'complete'"), \
+        "index.html does not lead to the intro"
+    nav = browser.execute_script(
+        "return Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal, .bd-sidebar a.reference.internal'))"
+        ".map(a => new URL(a.href).pathname.replace(/^\\//, ''))")
+    missing = [p for p in pages if p != "intro.html" and p not in nav]
+    assert not missing, f"the navigation does not link to {missing} (links: {nav})"
+
+    problems = []
+    for page in pages:
+        browser.get(f"{base}/{page}")
+        _wait(browser, "return document.readyState === 'complete'")
+        name = page.replace("/", "__").removesuffix(".html")
+        has_math = bool(browser.execute_script("return document.querySelectorAll('.math').length"))
+        if has_math:
+            rendered = _wait(browser, "return document.querySelectorAll('mjx-container').length > 0 && "
+                                      "document.querySelectorAll('.math:not(:has(mjx-container))').length === 0")
+            if not rendered:
+                problems.append(f"{page}: maths not rendered by MathJax")
+            errors = browser.execute_script("return document.querySelectorAll('mjx-merror').length")
+            if errors:
+                problems.append(f"{page}: {errors} MathJax errors")
+        broken = browser.execute_script(
+            "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+        if broken:
+            problems.append(f"{page}: images not loaded: {broken}")
+        if "Error response" in browser.title or "404" in browser.title:
+            problems.append(f"{page}: not served ({browser.title})")
+        height = browser.execute_script("return Math.min(document.body.scrollHeight, 12000)")
+        browser.set_window_size(1280, max(800, int(height)))
+        browser.save_screenshot(str(shots / f"{name}.png"))
+        browser.set_window_size(1280, 1600)
+        severe = [e["message"] for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+        if severe:
+            problems.append(f"{page}: console errors: {severe}")
+    assert not problems, "\n".join(problems)
