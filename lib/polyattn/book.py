@@ -530,7 +530,7 @@ def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]
         rows.append([f"{{doc}}`{r.chapter} </{r.docname}>`" if r.status == "ok" else r.chapter,
                      r.preset, r.state, secs, r[5], r.status])
     status = _markdown_table(["chapter", "preset", "cache state", "execution seconds", "executed at (UTC)", "status"], rows)
-    env = _markdown_table(["", "value"], environment(root).items())
+    env = _markdown_table(["item", "value"], environment(root).items())
     return status, env
 
 

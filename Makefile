@@ -1,0 +1,72 @@
+# Two commands for a fresh machine:
+#   make book   set up, execute the chapters (preset book) and build _build/html/index.html
+#   make test   set up (plus the browser), then run every test, including the smoke
+#               execution of every chapter, the site build and the browser check
+# The set-up lives in one place (`make setup`) and is repeated only when
+# requirements.txt or pyproject.toml change (the stamp file is named by their hash).
+
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PRESET ?= book
+PYTEST_ARGS ?=
+REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.setup-$(REQ_HASH)
+FASHION_MNIST := /usr/share/datasets/fashion-mnist
+export DEBIAN_FRONTEND := noninteractive
+
+# apt-get as root, or through sudo when that needs no password; empty when neither works
+APT := $(shell if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo apt-get; \
+         elif command -v sudo >/dev/null && sudo -n true 2>/dev/null && command -v apt-get >/dev/null; then echo "sudo -n apt-get"; fi)
+
+.PHONY: setup book test system-data system-browser clean help
+
+help:
+	@echo "make book    execute the chapters (PRESET=$(PRESET)) and build _build/html/index.html"
+	@echo "make test    run every test (smoke execution of every chapter, site build, browser check)"
+	@echo "make setup   create $(VENV) and install requirements.txt and the polyattn package"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): requirements.txt pyproject.toml | $(PY)
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q -e .
+	rm -f $(VENV)/.setup-*
+	touch $@
+
+setup: $(STAMP) system-data
+
+# Fashion-MNIST comes from Debian's dataset-fashion-mnist package.
+system-data:
+	@if [ -d $(FASHION_MNIST) ]; then :; \
+	elif [ -n "$(APT)" ]; then \
+	  echo "installing dataset-fashion-mnist with apt-get"; \
+	  ( $(APT) update -qq && $(APT) install -y -qq dataset-fashion-mnist >/dev/null ) || \
+	    echo "WARNING: apt-get could not install dataset-fashion-mnist; install it by hand (apt-get install dataset-fashion-mnist)"; \
+	else \
+	  echo "WARNING: $(FASHION_MNIST) is missing and apt-get cannot be used here;"; \
+	  echo "         install Debian's dataset-fashion-mnist package (as root: apt-get install dataset-fashion-mnist)"; \
+	fi
+
+# The browser check drives Debian's chromium through chromium-driver.
+system-browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ -n "$(APT)" ]; then \
+	  echo "installing chromium and chromium-driver with apt-get"; \
+	  ( $(APT) update -qq && $(APT) install -y -qq chromium chromium-driver >/dev/null ) || \
+	    echo "WARNING: apt-get could not install chromium chromium-driver; the browser test will be skipped"; \
+	else \
+	  echo "WARNING: chromium/chromium-driver are missing and apt-get cannot be used here; the browser test will be skipped."; \
+	  echo "         install them as root: apt-get install chromium chromium-driver"; \
+	fi
+
+book: setup
+	$(PY) -m polyattn.book --preset $(PRESET)
+
+test: setup system-browser
+	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS) tests
+
+clean:
+	rm -rf _build
