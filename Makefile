@@ -30,7 +30,7 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.txt pyproject.toml | $(PY)
+$(STAMP): | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q -e .
 	rm -f $(VENV)/.setup-*
