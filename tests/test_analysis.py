@@ -339,3 +339,13 @@ def test_train_with_model_returns_the_trained_model_in_eval_mode():
         assert torch.equal(a, b)
     grid = A.cls_attention(model, torch.randn(3, 1, 28, 28), layer=3)
     assert grid.shape == (3, 4, 7, 7)
+
+
+def test_grid_caption_states_dataset_epochs_model_preset_and_compute():
+    cfgs = vit.table1("smoke", seeds=[0, 1])
+    recs = [make_record("softmax", s, wall_s=360.0) for s in range(2)]
+    text = A.grid_caption(cfgs, recs)
+    for part in ("fashion_mnist", f"train subset {cfgs[0].train_subset}", f"{cfgs[0].epochs} epoch(s)",
+                 "micro (dim 64", "1k parameters", "2 seed(s)", "preset smoke", "2 runs, 0.20 hours"):
+        assert part in text, part
+    assert "compute" not in A.grid_caption(cfgs)

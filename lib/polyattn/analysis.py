@@ -823,12 +823,34 @@ def deviations_table(configs, paper_configs, n_params: Optional[dict] = None) ->
     return pd.DataFrame(rows, columns=["", "paper", "this book"])
 
 
+def grid_caption(configs, records=(), preset: Optional[str] = None) -> str:
+    """One line that states what a grid trains: dataset and subsets, tokens, models (with their
+    parameter counts when records are given), epochs, optimiser, seeds, preset and compute."""
+    configs = list(configs)
+    ov = config_overview(configs)
+    records = list(records)
+    n_params = {}
+    for r in records:
+        n_params.setdefault(r["config"].get("model"), r.get("n_params"))
+    n_params = {k: v for k, v in n_params.items() if v}
+    preset = preset or _join(dict.fromkeys(getattr(c, "preset", None) for c in configs))
+    recipe = _join("DeiT-style augmentation" if a == "deit" else "no augmentation" for a in ov["augment"])
+    text = (f"{_join(ov['dataset'])} ({_subset_text(ov)}), {_tokens_text(configs)} "
+            f"(N = {_join(ov['seq_len'])} tokens); model {'; '.join(_model_text(m, n_params) for m in ov['model'])}; "
+            f"{_join(ov['epochs'])} epoch(s), batch {_join(ov['batch_size'])}, AdamW lr {_join(ov['lr'])}, "
+            f"weight decay {_join(ov['weight_decay'])}, {recipe}; {len(ov['seed'])} seed(s) per configuration; "
+            f"preset {preset}")
+    if records:
+        text += f"; compute: {budget_text(compute_budget(records))}"
+    return text
+
+
 # --- attention maps -----------------------------------------------------------------------------
 
 #: How much the attention-map models train, per preset (a short retraining; records keep no weights).
 ATTENTION_MAP_SCALE = {
     "smoke": dict(train_subset=256, test_subset=64, epochs=1, batch_size=64, warmup_epochs=0.5),
-    "book": dict(train_subset=2000, test_subset=500, epochs=2, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=2000, test_subset=500, epochs=2, batch_size=32, warmup_epochs=0.5),
 }
 
 
