@@ -34,6 +34,18 @@ def test_softmax_norm_and_jacobian_bounds_hold_on_any_logits(a):
     assert float(theory.softmax_jacobian_fro(a)) <= 0.5 * math.sqrt(rows) + 1e-5
 
 
+@settings(max_examples=100, deadline=None)
+@given(finite_logits)
+def test_accurate_gap_is_positive_and_matches_the_naive_gap(a):
+    a = torch.from_numpy(a).double()
+    gap = float(theory.softmax_fro_gap(a))
+    naive = 1 - float(theory.softmax_fro_norm(a)) / math.sqrt(a.shape[0])
+    assert gap >= 0
+    assert abs(gap - naive) <= 1e-12
+    if a.shape[1] > 1 and gap == 0:                           # only when the off-entries underflow
+        assert float((a.max(-1).values[:, None] - a).sort(-1).values[:, 1].min()) > 700
+
+
 @settings(max_examples=200, deadline=None)
 @given(hnp.arrays(np.float64, st.integers(1, 10), elements=st.floats(0, 1)))
 def test_bound_chain_is_a_chain_of_inequalities(w):
@@ -88,8 +100,9 @@ def test_factor_two_step_fails_on_a_one_hot_row():
 
 def test_adversarial_searches_approach_but_never_exceed_the_bounds():
     norm = theory.adversarial_softmax_norm(6, steps=150, seed=0)
-    assert 0.99 < norm["max_ratio"] < 1.0
-    assert np.all(norm["trajectory"] <= 1.0)
+    assert 0 < norm["min_gap"] < 1e-6                       # approaches the bound from below
+    assert np.all(norm["gap_trajectory"] > 0)
+    assert norm["gap_trajectory"][-1] < norm["gap_trajectory"][0] * 1e-4
     jac = theory.adversarial_softmax_jacobian(6, steps=150, seed=0, restarts=4)
     assert 0.499 < jac["max_ratio64"] <= 0.5
     assert jac["frac_rows_at_max"] == 1.0
@@ -307,3 +320,20 @@ def test_presets_and_seeds():
     assert torch.equal(torch.randn(3, generator=g1), torch.randn(3, generator=g2))
     assert not torch.equal(torch.randn(3, generator=theory.generator(1, "a")),
                            torch.randn(3, generator=theory.generator(1, "b")))
+
+
+def test_qk_equal_prediction_and_small_helpers():
+    # K = Q at ViT-B-like sizes: the diagonal dominates for p = 3 (d^p > N (2p-1)!!)
+    assert theory.qk_equal_prediction(196, 64, 3) > 10 > theory.qk_equal_prediction(196, 64, 2) > 2
+    assert 1 < theory.qk_equal_prediction(196, 64, 1) < 1.2
+    sig = theory.sigma_at_softmax_bound(3)
+    assert math.isclose(theory.gaussian_elementwise_fro("poly:p=3", 100, sig) / 10, 1.0, rel_tol=1e-5)
+    assert theory.k_uniform_row_value(2) == 0.25 and math.isclose(theory.k_uniform_row_value(3), 2 / 9)
+    per_row = theory.softmax_jacobian_fro_sq_rows64(torch.tensor([[0.0, 0.0, 0.0, -1e4]]))
+    assert math.isclose(float(per_row), theory.k_uniform_row_value(3), rel_tol=1e-12)
+
+
+def test_plain_ascent_stalls_on_k_uniform_rows():
+    plain = theory.plain_ascent_softmax_jacobian(16, steps=200, seed=0)
+    assert plain["ratio64"] < 0.5
+    assert sum(plain["frac_rows_near_k_uniform"].values()) > 0.5

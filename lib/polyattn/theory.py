@@ -162,12 +162,34 @@ def softmax_fro_norm(logits: Tensor) -> Tensor:
     return torch.softmax(logits, dim=-1).pow(2).sum((-2, -1)).sqrt()
 
 
-def softmax_jacobian_fro(logits: Tensor) -> Tensor:
-    """||d softmax(A) / dA||_F over the last two dimensions, exact and closed-form.
+def softmax_fro_gap(logits: Tensor) -> Tensor:
+    """1 - ||softmax(A)||_F / sqrt(rows), computed without cancellation (float64).
 
-    Uses the registry's ``jacobian_fro_sq`` (float32); differentiable, so it can be ascended.
+    Per row 1 - sum p^2 = sum_l p_l (1 - p_l); for the largest entry 1 - p_max is summed from
+    the other entries instead of subtracted, so the gap stays accurate (and positive) down to
+    about 1e-300 where 1 - ratio would round to 0 below 1e-16.
     """
-    return _acts.get("softmax").jacobian_fro_sq(logits).sum(-1).sqrt()
+    p = torch.softmax(logits.double(), dim=-1)
+    top = torch.nn.functional.one_hot(p.argmax(-1), p.shape[-1]).bool()
+    others = p.masked_fill(top, 0.0).sum(-1, keepdim=True)
+    one_minus = torch.where(top, others, 1.0 - p)
+    g = (p * one_minus).sum(-1).mean(-1)                 # 1 - ||F||_F^2 / rows
+    return g / (1.0 + torch.sqrt(1.0 - g))               # 1 - sqrt(1 - g)
+
+
+def softmax_jacobian_fro_sq(logits: Tensor) -> Tensor:
+    """||d softmax(A) / dA||_F^2 over the last two dimensions, exact and closed-form.
+
+    The sum over rows of the registry's ``jacobian_fro_sq`` (float32); differentiable, so it
+    can be ascended.
+    """
+    return _acts.get("softmax").jacobian_fro_sq(logits).sum(-1)
+
+
+def softmax_jacobian_fro(logits: Tensor) -> Tensor:
+    """||d softmax(A) / dA||_F.  For saturated (near one-hot) rows the float32 closed form
+    S - 2 sum p^3 + S^2 cancels to a tiny negative number; it is clamped at zero."""
+    return softmax_jacobian_fro_sq(logits).clamp_min(0).sqrt()
 
 
 def softmax_jacobian_fro_sq_rows64(logits: Tensor) -> Tensor:
@@ -272,12 +294,16 @@ def _ascend(objective, param: Tensor, steps: int, lr: float):
 def adversarial_softmax_norm(n: int, steps: int, seed: int, lr: float = 0.1, init_std: float = 1.0) -> dict:
     """Adam ascent (float64) on ||softmax(A)||_F / sqrt(N) over N x N matrices A.
 
-    Returns ``trajectory`` (ratio per step), ``max_ratio`` and ``gap`` = 1 - max_ratio.
+    The ascent maximises -log(gap), gap = 1 - ratio (:func:`softmax_fro_gap`): the same
+    maximisers as the ratio, but the gradient does not vanish as rows saturate (the gap decays
+    like exp(-logit margin)).  Returns ``gap_trajectory`` (gap per step), ``min_gap``,
+    ``max_ratio`` = 1 - min_gap (which rounds to 1.0 once the gap is below 1e-16).
     """
     g = generator(seed, "thm41a-ascent", n)
     a0 = torch.randn(n, n, generator=g, dtype=torch.float64) * init_std
-    traj, best, _ = _ascend(lambda a: softmax_fro_norm(a) / math.sqrt(n), a0, steps, lr)
-    return {"n": n, "trajectory": traj, "max_ratio": best, "gap": 1.0 - best}
+    traj, best, _ = _ascend(lambda a: -torch.log(softmax_fro_gap(a)), a0, steps, lr)
+    gaps = np.exp(-traj)
+    return {"n": n, "gap_trajectory": gaps, "min_gap": float(np.exp(-best)), "max_ratio": 1.0 - float(np.exp(-best))}
 
 
 def adversarial_softmax_jacobian(n: int, steps: int, seed: int, restarts: int = 8, lr: float = 0.5,
@@ -296,7 +322,7 @@ def adversarial_softmax_jacobian(n: int, steps: int, seed: int, restarts: int = 
     """
     g = generator(seed, "thm41b-ascent", n, restarts, float(init_std))
     a0 = torch.randn(restarts, n, n, generator=g) * init_std
-    traj, _, best_a = _ascend(lambda a: softmax_jacobian_fro(a).pow(2).sum() / (restarts * n), a0, steps, lr)
+    traj, _, best_a = _ascend(lambda a: softmax_jacobian_fro_sq(a).sum() / (restarts * n), a0, steps, lr)
     rows64 = softmax_jacobian_fro_sq_rows64(best_a)                    # [restarts, n]
     pick = rows64.argmax(0)
     logits = best_a[pick, torch.arange(n)]
@@ -309,19 +335,24 @@ def adversarial_softmax_jacobian(n: int, steps: int, seed: int, restarts: int = 
 
 
 def plain_ascent_softmax_jacobian(n: int, steps: int, seed: int, lr: float = 0.05) -> dict:
-    """One Adam ascent from standard-normal logits (no restarts): where plain ascent ends."""
+    """One Adam ascent from standard-normal logits (no restarts): where plain ascent ends.
+
+    ``frac_rows_near_k_uniform[k]``: the fraction of rows within 1e-3 of the k-uniform value
+    1/k - 1/k^2 (k = 2..5), the critical points where plain ascent stalls.
+    """
     g = generator(seed, "thm41b-plain", n)
     a0 = torch.randn(n, n, generator=g)
-    traj, _, best_a = _ascend(lambda a: softmax_jacobian_fro(a).pow(2).sum() / n, a0, steps, lr)
+    traj, _, best_a = _ascend(lambda a: softmax_jacobian_fro_sq(a) / n, a0, steps, lr)
     rows = softmax_jacobian_fro_sq_rows64(best_a)
-    return {"n": n, "ratio64": float(rows.mean().sqrt()),
-            "row_values": rows.numpy(), "frac_rows_at_max": float((rows > 0.25 - 1e-4).double().mean())}
+    near = {k: float(((rows - k_uniform_row_value(k)).abs() < 1e-3).double().mean()) for k in range(2, 6)}
+    return {"n": n, "ratio64": float(rows.mean().sqrt()), "row_values": rows.numpy(),
+            "frac_rows_at_max": float((rows > 0.25 - 1e-4).double().mean()), "frac_rows_near_k_uniform": near}
 
 
 def softmax_norm_survey(ns: Iterable[int], reps: int, seed: int, ascent_ns: Iterable[int] = (),
                         ascent_steps: int = 300, ascent_restarts: int = 8, random_std: float = 1.0,
                         peaked_std: float = 8.0) -> pd.DataFrame:
-    """||softmax(A)||_F / sqrt(N) and ||J||_F / sqrt(N) for several kinds of N x N input.
+    """||softmax(A)||_F / sqrt(N) (and its gap below 1) and ||J||_F / sqrt(N) for several kinds of N x N input.
 
     Kinds: ``random`` (i.i.d. N(0, random_std^2) logits), ``peaked`` (std ``peaked_std``: nearly
     one-hot rows), ``one-hot`` and ``two halves`` (constructions), ``adversarial (norm)`` and
@@ -329,11 +360,12 @@ def softmax_norm_survey(ns: Iterable[int], reps: int, seed: int, ascent_ns: Iter
     """
     rows = []
 
-    def add(kind, n, rep, a, fro=None, jac=None):
+    def add(kind, n, rep, a, gap=None, jac=None):
         with torch.no_grad():
-            fro = float(softmax_fro_norm(a.double())) / math.sqrt(n) if fro is None else fro
+            gap = float(softmax_fro_gap(a)) if gap is None else gap
             jac = float(softmax_jacobian_fro_sq_rows64(a).mean().sqrt()) if jac is None else jac
-        rows.append({"kind": kind, "N": n, "rep": rep, "fro_over_sqrt_n": fro, "jac_over_sqrt_n": jac})
+        rows.append({"kind": kind, "N": n, "rep": rep, "fro_over_sqrt_n": 1.0 - gap, "fro_gap": gap,
+                     "jac_over_sqrt_n": jac})
 
     ascent_ns = set(ascent_ns)
     for n in ns:
@@ -348,7 +380,7 @@ def softmax_norm_survey(ns: Iterable[int], reps: int, seed: int, ascent_ns: Iter
             add("two halves", n, 0, two_halves_logits(n, n))
         if n in ascent_ns:
             na = adversarial_softmax_norm(n, ascent_steps, seed)
-            add("adversarial (norm)", n, 0, torch.zeros(n, n), fro=na["max_ratio"], jac=float("nan"))
+            add("adversarial (norm)", n, 0, torch.zeros(n, n), gap=na["min_gap"], jac=float("nan"))
             ja = adversarial_softmax_jacobian(n, ascent_steps, seed, restarts=ascent_restarts)
             add("adversarial (Jacobian)", n, 0, ja["logits"], jac=ja["max_ratio64"])
     return pd.DataFrame(rows)
@@ -780,10 +812,33 @@ def correlated_qk_monte_carlo(n: int, D: int, d: int, ps: Iterable[int], rhos: I
     return pd.DataFrame(rows)
 
 
-def diagonal_dominance_qk_equal(n: int, d: int, p: int) -> float:
-    """Leading-order share ratio, for K = Q, of the diagonal's to the off-diagonal's contribution to
-    ||C^{op}||_F^2: N d^{2p} / (N^2 (2p-1)!! d^p) = d^p / (N (2p-1)!!) (the diagonal c_ii ~ d s^2)."""
-    return d ** p / (n * double_factorial_odd(p))
+def qk_equal_prediction(n: int, d: int, p: int) -> float:
+    """Predicted sqrt(E||C^{op}||_F^2) / (Thm 4.2's bound) for K = Q, C = X Q Q^T X^T.
+
+    With a_i = Q^T x_i approximately i.i.d. N(0, s^2 I_d) (Q^T Q close to a multiple of I when
+    D >> d), an off-diagonal c_ij = a_i . a_j is Thm 4.2's sum of d products, with moment
+    :func:`sum_product_moment_value`, while a diagonal c_ii = ||a_i||^2 = s^2 chi^2_d has
+    E[c_ii^{2p}] = s^{4p} d (d + 2) ... (d + 4p - 2).  The N diagonal entries alone add
+    N d^{2p} against N^2 (2p-1)!! d^p for the rest, so they dominate when d^p > N (2p-1)!!.
+    """
+    off = sum_product_moment_value(p, d)
+    diag = float(math.prod(d + 2 * k for k in range(2 * p)))
+    return math.sqrt(((n * n - n) * off + n * diag) / (n * n * leading_moment(p, d)))
+
+
+def sigma_at_softmax_bound(p: int) -> float:
+    """The score std at which the i.i.d.-Gaussian E||x^p/sqrt(N)||_F reaches softmax's worst case sqrt(N).
+
+    sqrt(N) sigma^p sqrt((2p-1)!!) = sqrt(N)  gives  sigma = ((2p-1)!!)^{-1/(2p)}.
+    """
+    return double_factorial_odd(p) ** (-1.0 / (2 * p))
+
+
+def k_uniform_row_value(k: int) -> float:
+    """||J_softmax||_F^2 of a row uniform over k entries (others zero): 1/k - 1/k^2 (k = 2: the max 1/4)."""
+    if k < 1:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    return 1.0 / k - 1.0 / k ** 2
 
 
 #: Transformer sizes for the N >> D discussion: N tokens (patches, without CLS, as quoted by
