@@ -268,6 +268,13 @@ def test_best_constant_direction_edges_and_divergence():
     assert t.loc[17, "at_edge"] and t.loc[197, "at_edge"] and not t.loc[50, "at_edge"]
     text = A.scale_verdict(bc)
     assert "falls as N grows" in text and "edge of the grid" in text
+    assert t["resolved"].all() and "not resolved" not in text
+    # all constants equally good: the grid's winner is a tie, and the verdict says so
+    flat = [dict(r, metrics=[dict(r["metrics"][0], test_acc=0.1 + 0.001 * r["seed"])])
+            for r in sweep_records({7: 2.0, 4: 0.5, 2: 1 / 32})]
+    tie = A.best_constant(A.final_accuracy(flat), n_boot=20)
+    assert not tie.table["resolved"].any()
+    assert "not resolved" in A.scale_verdict(tie) and "no interval" in A.scale_verdict(tie)
     # a constant that diverges on one seed loses to a stable one, even with a higher mean
     recs = sweep_records({7: 2.0, 4: 0.5, 2: 0.5}, diverge={(4, "1/2")})
     bc = A.best_constant(A.final_accuracy(recs), n_boot=0)

@@ -510,7 +510,8 @@ class BestConstant:
     """The result of :func:`best_constant`.
 
     ``table``: per sequence length N the best constant of the grid (``best_c``, its label, its
-    mean accuracy), the runner-up and the margin, the interpolated optimum ``c_star`` (vertex of
+    mean accuracy), the runner-up, the margin with its standard error and ``resolved`` (margin
+    above two standard errors; None when one seed gives no error), the interpolated optimum ``c_star`` (vertex of
     a parabola in log c through the best grid point and its neighbours; the grid value when the
     best is at the grid's edge, flagged ``at_edge``), and 1/sqrt(N).  ``cells``: mean, std and
     counts per (N, c).  ``slope``: least-squares slope of log c_star against log N, with a
@@ -650,11 +651,18 @@ def best_constant(sweep_final: pd.DataFrame, metric: str = "test_acc", n_boot: i
         b = int(order[0])
         s2 = int(order[1]) if len(order) > 1 else None
         ok = np.isfinite(gr.acc[b])
+        margin, se = np.nan, np.nan
+        if s2 is not None:
+            margin = means[b] - means[s2]
+            parts = [gr.acc[i][np.isfinite(gr.acc[i])] for i in (b, s2)]
+            if all(len(x) > 1 for x in parts):
+                se = math.sqrt(sum(x.var(ddof=1) / len(x) for x in parts))
+        resolved = (bool(margin > 2 * se) if se == se else (False if margin == 0 else None))
         rows.append({"seq_len": gr.seq_len, "best_c": float(gr.cs[b]), "best_c_label": gr.labels[b],
                      "best_mean": means[b], "best_std": gr.acc[b][ok].std(ddof=1) if ok.sum() > 1 else np.nan,
                      "best_n_diverged": int(gr.diverged[b].sum()),
                      "runner_up_c_label": None if s2 is None else gr.labels[s2],
-                     "margin": np.nan if s2 is None else means[b] - means[s2],
+                     "margin": margin, "margin_se": se, "resolved": resolved,
                      "c_star": c_star, "at_edge": edge, "inv_sqrt_n": 1 / math.sqrt(gr.seq_len)})
     table = pd.DataFrame(rows)
     slope = _fit_slope(table["seq_len"], table["c_star"])
@@ -688,8 +696,9 @@ def best_constant(sweep_final: pd.DataFrame, metric: str = "test_acc", n_boot: i
 
 def scale_verdict(bc: BestConstant) -> str:
     """A sentence on Figure 1's question from :func:`best_constant`: which c wins at which N,
-    the direction it moves, the fitted slope against -1/2, and what that means for the paper's
-    wording (a multiplier c and its divisor 1/c move in opposite directions)."""
+    the direction it moves, whether the grid separates the winner from the runner-up, the
+    fitted slope against -1/2, and what that means for the paper's wording (a multiplier c and
+    its divisor 1/c move in opposite directions)."""
     t = bc.table.sort_values("seq_len")
     best = ", ".join(f"c = {lbl} at N = {n}" for lbl, n in zip(t["best_c_label"], t["seq_len"]))
     lo_n, hi_n = int(t["seq_len"].iloc[0]), int(t["seq_len"].iloc[-1])
@@ -702,18 +711,28 @@ def scale_verdict(bc: BestConstant) -> str:
         trend = "the same c wins at every N, so this grid resolves no trend with N"
     else:
         trend = "the best c does not move monotonically with N"
+    resolved = t["resolved"].tolist() if "resolved" in t else []
+    tied = [int(n) for n, r in zip(t["seq_len"], resolved) if r is False]
+    unknown = [int(n) for n, r in zip(t["seq_len"], resolved) if r is None]
+    sep = ""
+    if tied:
+        sep += (f"; at N = {tied} the best and the runner-up constant are tied or within two standard errors of "
+                "each other, so the winner there is not resolved")
+    if unknown:
+        sep += f"; at N = {unknown} one seed per constant gives no standard error"
+    fit = ""
     if bc.slope == bc.slope:
         lo, hi = bc.slope_ci
-        ci = (f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f})" if lo == lo else "")
-        if lo == lo:
-            consistent = ("consistent with" if lo <= bc.theory_slope <= hi else "not consistent with")
-            fit = f"; the interpolated optimum gives a slope of log c against log N of {bc.slope:+.2f}{ci}, {consistent} the -1/2 of c ∝ 1/sqrt(N)"
+        fit = f"; the slope of log c* against log N is {bc.slope:+.2f}"
+        if lo == lo and hi > lo:
+            consistent = "consistent with" if lo <= bc.theory_slope <= hi else "not consistent with"
+            fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}), {consistent} the -1/2 of c ∝ 1/sqrt(N)"
+        elif lo == lo:
+            fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
         else:
-            fit = f"; the interpolated optimum gives a slope of log c against log N of {bc.slope:+.2f} (no interval), against -1/2 in theory"
-    else:
-        fit = ""
+            fit += " (no interval), against -1/2 in theory"
     notes = "".join(f"; note: {n}" for n in bc.notes)
-    return f"Best constant: {best}; {trend}{fit}{notes}"
+    return f"Best constant: {best}; {trend}{sep}{fit}{notes}"
 
 
 # --- compute budget and configurations ----------------------------------------------------------
