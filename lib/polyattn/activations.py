@@ -100,7 +100,9 @@ class Activation:
                 return (g * g).sum(-1)
             a, b, c = self._jacobian_parts(s, mask, n)
             a, b, c = (torch.where(mask, t, zero) for t in (a, b, c))
-            return (a * a).sum(-1) - 2 * (a * b * c).sum(-1) + (b * b).sum(-1) * (c * c).sum(-1)
+            sq = (a * a).sum(-1) - 2 * (a * b * c).sum(-1) + (b * b).sum(-1) * (c * c).sum(-1)
+            # The terms cancel on near-one-hot rows; rounding must not make a norm negative.
+            return sq.clamp_min(0)
 
 
 def _prepare(scores: Tensor, mask, n):
