@@ -231,6 +231,20 @@ def test_verdict_checks_its_claim_and_the_table_pastes_or_says_pending(tmp_path)
     assert "pending: chapter 08" in book.verdict_table({})
 
 
+@pytest.mark.slow
+@pytest.mark.book
+def test_a_glued_verdict_reaches_the_intro_of_the_built_site(tmp_path):
+    nb = _tiny_notebook(nbformat.v4.new_code_cell(
+        "from polyattn.book import verdict\n"
+        "n = 1000\n"
+        "verdict('thm41_1', f'holds in {n} of {n} random matrices')"))
+    root = _mini_book(tmp_path, nb, name="02_proofs")
+    report = book.run(preset="smoke", root=root)
+    intro = (report.html / "intro.html").read_text()
+    assert "holds in 1000 of 1000 random matrices" in intro
+    assert "pending: chapter 04" in intro and "polyattn:verdict-table" not in intro
+
+
 # --- (c) smoke execution of every chapter and the site ---------------------------------------
 
 @pytest.fixture(scope="module")
