@@ -170,6 +170,29 @@ def test_declared_results_enter_the_key(tmp_path, monkeypatch):
     assert book.results_hash([], "book") == ""
 
 
+def test_records_written_by_a_later_chapter_do_not_execute_an_earlier_one_again(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    monkeypatch.setenv("POLYATTN_RESULTS", str(results))
+    reader = _tiny_notebook(nbformat.v4.new_code_cell("print('reads exp_shared')"))
+    reader.metadata["polyattn"] = {"results": ["exp_shared"]}
+    root = _mini_book(tmp_path, reader, name="01_reader")
+    writer = _tiny_notebook(nbformat.v4.new_code_cell(
+        "import os, pathlib\n"
+        "d = pathlib.Path(os.environ['POLYATTN_RESULTS']) / 'exp_shared'\n"
+        "d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / f'{len(list(d.iterdir()))}-seed0.json').write_text('{}')"))
+    writer.metadata["polyattn"] = {"results": ["exp_shared"]}
+    nbformat.write(writer, str(root / "chapters" / "02_writer.ipynb"))
+    (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n"
+                                   "  - file: chapters/01_reader\n  - file: chapters/02_writer\n")
+    assert book.run(preset="smoke", html=False, root=root).executed == ["01_reader", "02_writer"]
+    again = book.run(preset="smoke", html=False, root=root)
+    assert again.executed == [] and again.cached == ["01_reader", "02_writer"]
+    # a record that appears between runs executes its readers again
+    (results / "exp_shared" / "new-seed1.json").write_text("{}")
+    assert book.run(preset="smoke", html=False, root=root).executed == ["01_reader", "02_writer"]
+
+
 # --- (d) a broken cell names chapter and cell ------------------------------------------------
 
 def test_a_failing_cell_fails_the_command_naming_chapter_and_cell(tmp_path):

@@ -315,18 +315,24 @@ def results_hash(experiments: Sequence[str], preset: str) -> str:
     return h.hexdigest()
 
 
-def content_key(source: Path, params: dict, root: Path = REPO_ROOT, results: str = "") -> str:
-    h = hashlib.sha256()
-    parts = {
+def key_parts(source: Path, params: dict, root: Path = REPO_ROOT) -> dict:
+    """Everything a chapter's key covers except its stored results."""
+    req = Path(root) / "requirements.txt"
+    return {
         "source": hashlib.sha256(Path(source).read_bytes()).hexdigest(),
         "library": library_hash(),
         "params": json.dumps(params, sort_keys=True),
-        "requirements": hashlib.sha256((Path(root) / "requirements.txt").read_bytes()).hexdigest()
-        if (Path(root) / "requirements.txt").exists() else "",
-        "results": results,
+        "requirements": hashlib.sha256(req.read_bytes()).hexdigest() if req.exists() else "",
     }
-    h.update(json.dumps(parts, sort_keys=True).encode())
-    return h.hexdigest()
+
+
+def key_of(parts: dict, results: str = "") -> str:
+    return hashlib.sha256(json.dumps({**parts, "results": results}, sort_keys=True).encode()).hexdigest()
+
+
+def content_key(source: Path, params: dict, root: Path = REPO_ROOT, results: str = "") -> str:
+    """sha256 over the chapter source, the library, the parameters, requirements.txt and ``results``."""
+    return key_of(key_parts(source, params, root), results)
 
 
 def manifest_path(build_root: Path) -> Path:
@@ -672,6 +678,7 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     manifest = load_manifest(build_root)
     report = RunReport()
     executed: dict[str, Path] = {}
+    done: dict[str, tuple[dict, list[str]]] = {}
     for e in entries:
         if e.kind != "notebook":
             continue
@@ -689,7 +696,9 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
         check_chapter(e)
         nb = read_notebook(e.source)
         experiments = declared_results(nb)
-        key = content_key(e.source, params, root, results_hash(experiments, preset))
+        parts = key_parts(e.source, params, root)
+        key = key_of(parts, results_hash(experiments, preset))
+        done[e.name] = (parts, experiments)
         if (not force and not recompute and out.exists() and rec.get("key") == key and rec.get("status") == "ok"):
             rec["state"] = "cached"
             manifest["chapters"][e.name] = rec
@@ -704,11 +713,9 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
         except BookError:
             manifest["chapters"][e.name] = {"key": None, "status": "failed", "preset": preset, "params": params,
                                             "state": "failed", "seconds": None, "executed_at": stamp,
-                                            "source": str(e.source.relative_to(root))}
+                                            "source": str(e.source.relative_to(root)), "docname": e.docname}
             save_manifest(manifest, build_root)
             raise
-        # results the chapter itself wrote belong to its key (so a rerun finds it cached)
-        key = content_key(e.source, params, root, results_hash(experiments, preset))
         manifest["chapters"][e.name] = {"key": key, "status": "ok", "preset": preset, "params": params,
                                         "state": "executed", "seconds": round(seconds, 2), "executed_at": stamp,
                                         "source": str(e.source.relative_to(root)), "docname": e.docname,
@@ -717,6 +724,12 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
         executed[e.name] = out
         report.executed.append(e.name)
         print(f"[book] {e.name}: executed in {seconds:.1f} s", flush=True)
+    # Records written during this run by the chapters themselves (a chapter creates the records
+    # it misses, and two chapters may share an experiment) belong to the keys, so that a rerun
+    # finds every chapter cached.  Records that appear between runs still execute again.
+    for name, (parts, experiments) in done.items():
+        if experiments and manifest["chapters"].get(name, {}).get("status") == "ok":
+            manifest["chapters"][name]["key"] = key_of(parts, results_hash(experiments, preset))
     # chapters that left the TOC leave the manifest
     names = {e.name for e in entries if e.kind == "notebook"}
     manifest["chapters"] = {k: v for k, v in manifest["chapters"].items() if k in names}
