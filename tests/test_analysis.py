@@ -177,6 +177,8 @@ def test_probe_frame_and_norms_vs_accuracy():
     assert A.early_middle_last(pf["layer"]) == (0, 2, 3)
     curves = A.probe_curves(pf, metrics=["act_jac_fro"], layers=[0])
     assert len(curves) == 3 * 3
+    c = curves[(curves["activation"] == "poly:p=3") & (curves["step"] == 9)].iloc[0]
+    assert c["mean"] == c["min"] == c["max"] == pytest.approx(20.0) and c["n"] == 1
     nv = A.norms_vs_accuracy(recs).set_index("activation")
     assert nv.loc["poly:p=3", "act_jac_fro_final"] == pytest.approx(20.0)
     assert nv.loc["poly:p=3", "act_jac_fro_mean"] == pytest.approx(2.0 * (1 + 6 + 10) / 3)

@@ -373,7 +373,7 @@ def early_middle_last(layers: Iterable[int]) -> tuple[int, int, int]:
 def probe_curves(probes: pd.DataFrame, metrics: Optional[Sequence[str]] = None,
                  layers: Optional[Sequence[int]] = None) -> pd.DataFrame:
     """Per activation, metric, layer and step: the mean over heads of each run, then the mean,
-    std and count over runs (seeds)."""
+    std, min, max and count over runs (seeds).  (min and max make a band for log axes.)"""
     _require(probes, ["activation", "run", "metric", "layer", "step", "value"], "probe_curves")
     p = probes
     if metrics is not None:
@@ -382,7 +382,8 @@ def probe_curves(probes: pd.DataFrame, metrics: Optional[Sequence[str]] = None,
         p = p[p["layer"].isin(list(layers))]
     per_run = p.groupby(["activation", "metric", "layer", "step", "run"], sort=False)["value"].mean().reset_index()
     g = per_run.groupby(["activation", "metric", "layer", "step"], sort=False)["value"]
-    return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "n": g.count()}).reset_index()
+    return pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1), "min": g.min(), "max": g.max(),
+                         "n": g.count()}).reset_index()
 
 
 NORM_METRICS = ("attn_fro_over_sqrt_n", "act_jac_fro", "param_jac_fro")
