@@ -180,7 +180,9 @@ def load_or_run_all(configs: Iterable, recompute: bool = False, root: Path | Non
     records = {}
     if todo:
         for c in tqdm(todo, desc=f"{desc}: computing {len(todo)} of {len(configs)}", unit="run"):
-            records[id(c)] = load_or_run(c, recompute=True, root=root, **run_kwargs)
+            # another process may have written this record meanwhile
+            fresh = recompute or not _valid_on_disk(c, root)
+            records[id(c)] = load_or_run(c, recompute=fresh, root=root, **run_kwargs)
     return [records.get(id(c)) or load_or_run(c, root=root) for c in configs]
 
 
