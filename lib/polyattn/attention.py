@@ -121,7 +121,7 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     if fast_ok and path in ("auto", "sdpa") and act.spec == "softmax":
         mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    if fast_ok and path != "naive" and act.elementwise:
+    if fast_ok and path != "naive" and (act.elementwise or path == "linear"):
         from . import kernels
         out = kernels.fused_attention(q, k, v, act, key_padding_mask=key_padding_mask, causal=causal,
                                       n_mode=n_mode, path=path)

@@ -42,16 +42,20 @@ class ElementwiseKernel:
     """How the blocked path evaluates one elementwise activation.
 
     The weights are ``row_scale(n) * g(s)`` when the activation factors that way (poly,
-    relu_n): the scale then multiplies the output rows and never touches a score block.
-    Otherwise ``g(s, n)`` is evaluated per block with the row's ``n``.
+    relu_n): the scale then multiplies output rows and never touches a score tile.
+    Otherwise ``g(s, n)`` is evaluated per tile with each row's ``n`` (``needs_n``).
 
-    ``forward(s, n)`` returns g(s) and may overwrite ``s``.  ``value_and_grad(s, n)``
-    returns ``(g, gprime)`` with ``dg/ds = grad_factor * gprime`` (``gprime`` None
-    means the constant 1); it may overwrite ``s`` too.
+    ``forward(s, n)`` returns g(s) and may overwrite ``s``.  ``value_and_grad(s, n, buf)``
+    returns ``(g, gprime)`` with ``dg/ds = grad_factor * gprime`` (``gprime`` None means
+    the constant 1); it may overwrite ``s`` and use ``buf`` (a tensor shaped like ``s``)
+    for one of its results.  ``n`` broadcasts against ``s``.
     """
 
     grad_factor: float = 1.0
-    needs_n: bool = False          # g itself depends on n (not only through the row scale)
+    needs_n: bool = False
+    #: k with g(c s) = c^k g(s) for c > 0, when small enough that the blocked path may
+    #: apply the 1/sqrt(d) score scale after g (as c^k) instead of scaling q; else None.
+    degree: Optional[int] = None
 
     def row_scale(self, n: Tensor) -> Optional[Tensor]:
         return None
@@ -59,16 +63,20 @@ class ElementwiseKernel:
     def forward(self, s: Tensor, n: Optional[Tensor]) -> Tensor:
         raise NotImplementedError
 
-    def value_and_grad(self, s: Tensor, n: Optional[Tensor]):
+    def value_and_grad(self, s: Tensor, n: Optional[Tensor], buf: Tensor):
         raise NotImplementedError
 
 
 class PolyKernel(ElementwiseKernel):
-    """``scale(n) * s^p``: scale 1/sqrt(N) or a constant c."""
+    """``scale(n) * s^p``: scale 1/sqrt(N) or a constant c.  s^(p-1) is computed once
+    and serves both the value (s * s^(p-1)) and the derivative (p s^(p-1))."""
 
     def __init__(self, p: int, c: Optional[float]):
         self.p, self.c = p, c
         self.grad_factor = float(p)
+        # unscaled scores are sqrt(d) times larger; their p-th power stays far from
+        # float32 overflow for small p only
+        self.degree = p if p <= 4 else None
 
     def row_scale(self, n):
         if self.c is None:
@@ -78,18 +86,20 @@ class PolyKernel(ElementwiseKernel):
     def forward(self, s, n):
         return s if self.p == 1 else s.pow_(self.p)
 
-    def value_and_grad(self, s, n):
+    def value_and_grad(self, s, n, buf):
         p = self.p
         if p == 1:
             return s, None
         if p == 2:
-            return s * s, s
-        g = s * s if p == 3 else s.pow(p - 1)     # s^(p-1), reused for the value
+            return torch.mul(s, s, out=buf), s
+        g = torch.mul(s, s, out=buf) if p == 3 else torch.pow(s, p - 1, out=buf)
         return s.mul_(g), g
 
 
 class ReluNKernel(ElementwiseKernel):
     """``relu(s) / N``."""
+
+    degree = 1
 
     def row_scale(self, n):
         return 1.0 / n
@@ -97,8 +107,8 @@ class ReluNKernel(ElementwiseKernel):
     def forward(self, s, n):
         return s.relu_()
 
-    def value_and_grad(self, s, n):
-        positive = s > 0
+    def value_and_grad(self, s, n, buf):
+        positive = torch.gt(s, 0, out=buf)
         return s.relu_(), positive
 
 
@@ -110,10 +120,9 @@ class SigmoidKernel(ElementwiseKernel):
     def forward(self, s, n):
         return s.sub_(torch.log(n)).sigmoid_()
 
-    def value_and_grad(self, s, n):
+    def value_and_grad(self, s, n, buf):
         g = self.forward(s, n)
-        gp = g * g
-        return g, gp.neg_().add_(g)
+        return g, torch.neg(g, out=buf).add_(1.0).mul_(g)
 
 
 class GenericKernel(ElementwiseKernel):
@@ -127,7 +136,7 @@ class GenericKernel(ElementwiseKernel):
     def forward(self, s, n):
         return self.act.pointwise(s, n)
 
-    def value_and_grad(self, s, n):
+    def value_and_grad(self, s, n, buf):
         return self.act.pointwise(s, n), self.act.pointwise_grad(s, n)
 
 

@@ -1,24 +1,31 @@
 """Blocked attention for elementwise activations: no N x N matrix is ever stored.
 
 An elementwise activation needs no row statistics (no max, no normaliser), so
-``out = (g(Q K^T) * mask) V`` can be accumulated tile by tile over (query block, key
-block).  The backward pass recomputes each score tile (as FlashAttention does) and
-accumulates dQ, dK and dV from it:
+``out = (g(Q K^T) * mask) V`` can be accumulated tile by tile.  The backward pass
+recomputes each score tile (as FlashAttention does) and accumulates dQ, dK and dV:
 
     dP = dO V^T,   dS = dP * g'(S),   dQ = dS K,   dK = dS^T Q,   dV = P^T dO
 
-Tiles are large (up to ``TILE_ELEMENTS`` scores across all batch-heads): on a CPU the
-matrix products are fastest on big operands and the per-tile Python overhead must stay
-small; for short sequences the whole score matrix is one tile.
+A tile is (a group of batch-heads) x (a query block) x (a key block), at most
+``TILE_ELEMENTS`` scores.  Why these choices (measured on a 2-core CPU):
+
+* every tile lives in one of two or three preallocated buffers, filled with ``out=``
+  and in-place operations: a fresh multi-megabyte tensor per tile costs page faults
+  that take longer than the arithmetic on it;
+* tiles of ~1-2 MiB stay in cache between the matrix product that writes them and
+  the elementwise passes that read them;
+* for short sequences a tile holds whole score matrices of several batch-heads, so
+  the Python loop runs a handful of times only.
 
 Conventions: tensors are ``[B*H, N, d]`` float32; ``q`` is scaled by 1/sqrt(d) one
 block at a time; padding keys arrive with zeroed k and v rows (so their scores are 0
 and their values contribute exactly nothing); causal masking zeroes the invisible part
-of the diagonal tiles with ``masked_fill`` after the activation, and tiles wholly above
-the diagonal are skipped.
+of diagonal tiles with ``masked_fill`` after the activation, and tiles wholly above the
+diagonal are skipped.
 """
 from __future__ import annotations
 
+import threading
 from typing import Optional
 
 import torch
@@ -27,49 +34,68 @@ from ._common import ElementwiseKernel
 
 Tensor = torch.Tensor
 
-#: Scores per tile (all batch-heads together).  4 MiB of float32.
-TILE_ELEMENTS = 1 << 20
-#: Smallest query block worth a tile of its own.
-MIN_BLOCK_Q = 16
-#: Smallest key block when the full key range does not fit one tile.
-MIN_BLOCK_K = 256
+#: Scores per tile, all batch-heads of the tile together (512 KiB of float32).
+TILE_ELEMENTS = 1 << 17
+#: Query rows and keys per tile when whole score matrices do not fit one tile: long
+#: query blocks make the transposed products (dV = P^T dO, dK = dS^T Q) efficient.
+BLOCK_Q = 1024
+BLOCK_K = 256
+#: Square blocks for causal masks, so that tiles above the diagonal can be skipped
+#: (the short side for sequences up to ``CAUSAL_SHORT``).
+CAUSAL_BLOCK = 256
+CAUSAL_BLOCK_SHORT = 128
+CAUSAL_SHORT = 512
 
 
-def block_sizes(bh: int, n_q: int, n_k: int, tile_elements: int = TILE_ELEMENTS) -> tuple[int, int]:
-    """(query block, key block): whole key rows when they fit, else square-ish tiles."""
-    if bh * n_q * n_k <= tile_elements:
-        return n_q, n_k
-    per_bh = max(1, tile_elements // bh)
-    if MIN_BLOCK_Q * n_k <= per_bh:
-        return max(MIN_BLOCK_Q, min(n_q, per_bh // n_k)), n_k
-    bk = min(n_k, max(MIN_BLOCK_K, per_bh // MIN_BLOCK_Q))
-    bq = max(1, min(n_q, per_bh // bk))
-    return bq, bk
+def block_sizes(bh: int, n_q: int, n_k: int, causal: bool = False,
+                tile_elements: Optional[int] = None) -> tuple[int, int, int]:
+    """(batch-heads per tile, query block, key block) for a ``[bh, n_q, n_k]`` score tensor.
+
+    Either whole score matrices of several batch-heads, or blocks of a single head: in
+    both cases every slice of ``[B*H, N, d]`` a tile touches is contiguous, so the
+    matrix products read and write memory in place, without copies.  (Block sizes
+    measured on a 2-core x86 CPU with one thread, N = 64..4096, d = 32.)
+    """
+    tile_elements = tile_elements or TILE_ELEMENTS
+    if causal and n_q > CAUSAL_BLOCK_SHORT:
+        b = CAUSAL_BLOCK_SHORT if max(n_q, n_k) <= CAUSAL_SHORT else CAUSAL_BLOCK
+        return 1, min(n_q, b), min(n_k, b)
+    if n_q * n_k <= tile_elements:
+        return max(1, min(bh, tile_elements // (n_q * n_k))), n_q, n_k
+    return 1, min(n_q, BLOCK_Q), min(n_k, BLOCK_K)
 
 
 class _Plan:
-    """Everything about one call that is not a differentiable tensor."""
+    """The tiling of one call, and everything else that is not a differentiable tensor."""
 
-    def __init__(self, kernel: ElementwiseKernel, batch: int, heads: int, causal: bool, offset: int,
-                 block_q: int, block_k: int, scale: float):
-        self.kernel, self.batch, self.heads = kernel, batch, heads
-        self.causal, self.offset = causal, offset
-        self.block_q, self.block_k, self.scale = block_q, block_k, scale
+    def __init__(self, kernel: ElementwiseKernel, causal: bool, offset: int, group: int,
+                 block_q: int, block_k: int, scale: float, bh: int, n_q: int, n_k: int):
+        self.kernel, self.causal, self.offset, self.scale = kernel, causal, offset, scale
+        # q is scaled by 1/sqrt(d) before the products, unless the activation is
+        # homogeneous: then the scale is applied afterwards, to the outputs, as scale^k
+        self.q_scale = None if kernel.degree else scale
+        self.out_factor = scale ** kernel.degree if kernel.degree else 1.0
+        self.bh, self.n_q, self.n_k = bh, n_q, n_k
+        self.group = min(group, bh)
+        self.block_q, self.block_k = min(block_q, n_q), min(block_k, n_k)
         self._invisible = {}
 
-    def tiles(self, n_q: int, n_k: int):
-        """Yields (i0, i1, [(j0, j1, invisible-mask or None), ...]) per query block."""
-        for i0 in range(0, n_q, self.block_q):
-            i1 = min(n_q, i0 + self.block_q)
-            k_end = n_k if not self.causal else max(0, min(n_k, i1 + self.offset))
-            row = []
-            for j0 in range(0, k_end, self.block_k):
-                j1 = min(k_end, j0 + self.block_k)
-                inv = None
-                if self.causal and j1 - 1 > i0 + self.offset:
-                    inv = self.invisible(i1 - i0, j1 - j0, i0 + self.offset - j0)
-                row.append((j0, j1, inv))
-            yield i0, i1, row
+    def tiles(self):
+        """Yields (b0, b1, i0, i1, [(j0, j1, invisible-mask or None), ...]) per row of tiles."""
+        bq, bk, off = self.block_q, self.block_k, self.offset
+        for b0 in range(0, self.bh, self.group):
+            b1 = min(self.bh, b0 + self.group)
+            for i0 in range(0, self.n_q, bq):
+                i1 = min(self.n_q, i0 + bq)
+                k_end = self.n_k if not self.causal else max(0, min(self.n_k, i1 + off))
+                row = []
+                for j0 in range(0, k_end, bk):
+                    j1 = min(k_end, j0 + bk)
+                    inv = None
+                    if self.causal and j1 - 1 > i0 + off:
+                        inv = self.invisible(i1 - i0, j1 - j0, i0 + off - j0)
+                    row.append((j0, j1, inv))
+                yield b0, b1, i0, i1, row
 
     def invisible(self, rows: int, cols: int, diag: int) -> Tensor:
         key = (rows, cols, diag)
@@ -78,105 +104,133 @@ class _Plan:
             self._invisible[key] = torch.ones(rows, cols, dtype=torch.bool).triu(diag + 1)
         return self._invisible[key]
 
-    def rows(self, t: Optional[Tensor], i0: int, i1: int) -> Optional[Tensor]:
-        """Rows i0:i1 of a per-row tensor ``[B or 1, 1, Nq or 1, 1]`` (or itself if shared)."""
-        if t is None or t.shape[2] == 1:
-            return t
-        return t[:, :, i0:i1]
-
-    def as4d(self, t: Tensor) -> Tensor:
-        return t.view(self.batch, self.heads, t.shape[1], t.shape[2])
+    def workspace(self, like: Tensor, count: int) -> list[Tensor]:
+        return workspace(self.group * self.block_q * self.block_k, like, count)
 
 
-def _apply_row_scale(plan: _Plan, acc: Tensor, rs: Optional[Tensor], i0: int, i1: int) -> Tensor:
-    if rs is not None:
-        plan.as4d(acc).mul_(plan.rows(rs, i0, i1))
-    return acc
+_WORKSPACE = threading.local()
 
 
-def _scores(plan: _Plan, qb: Tensor, kt: Tensor, j0: int, j1: int) -> Tensor:
-    return torch.bmm(qb, kt[:, :, j0:j1])
+def workspace(size: int, like: Tensor, count: int) -> list[Tensor]:
+    """``count`` flat scratch buffers of ``size`` elements, kept between calls.
+
+    A fresh multi-hundred-kilobyte tensor per call is mapped anew by the allocator and
+    page-faults on first touch; reusing the tile buffers (at most ``3 * TILE_ELEMENTS``
+    floats per thread, whatever N is) avoids that.
+    """
+    cache = getattr(_WORKSPACE, "buffers", None)
+    if cache is None:
+        cache = _WORKSPACE.buffers = {}
+    key = (like.dtype, like.device)
+    bufs = cache.get(key)
+    if bufs is None or len(bufs) < count or bufs[0].numel() < size:
+        size = max(size, bufs[0].numel() if bufs else 0)
+        bufs = cache[key] = [like.new_empty(size) for _ in range(max(count, len(bufs or ())))]
+    return bufs[:count]
+
+
+def _tile(buf: Tensor, b0: int, b1: int, i0: int, i1: int, j0: int, j1: int) -> Tensor:
+    """A contiguous ``[b1 - b0, i1 - i0, j1 - j0]`` view at the start of a workspace buffer."""
+    shape = (b1 - b0, i1 - i0, j1 - j0)
+    return buf[:shape[0] * shape[1] * shape[2]].view(shape)
+
+
+def _rows(t: Optional[Tensor], b0: int, b1: int, i0: int, i1: int) -> Optional[Tensor]:
+    """The part of a per-row tensor ``[BH or 1, Nq or 1, 1]`` that a tile needs."""
+    if t is None:
+        return None
+    if t.shape[0] > 1:
+        t = t[b0:b1]
+    if t.shape[1] > 1:
+        t = t[:, i0:i1]
+    return t
+
+
+def _split_row_scale(rs: Optional[Tensor]):
+    """A row scale shared by all rows becomes a Python number (folded into final scalings)."""
+    if rs is not None and rs.numel() == 1:
+        return None, float(rs)
+    return rs, 1.0
 
 
 def blocked_forward(plan: _Plan, q: Tensor, k: Tensor, v: Tensor, n: Tensor, rs: Optional[Tensor]) -> Tensor:
-    bh, n_q, _ = q.shape
-    n_k, dv = k.shape[1], v.shape[2]
     kern = plan.kernel
+    qs = q if plan.q_scale is None else q * plan.q_scale
     kt = k.transpose(1, 2)
-    single = plan.block_q >= n_q
-    out = None if single else q.new_empty(bh, n_q, dv)
-    for i0, i1, row in plan.tiles(n_q, n_k):
-        qb = q[:, i0:i1] * plan.scale
-        nb = plan.rows(n, i0, i1) if kern.needs_n else None
-        acc = None
-        for j0, j1, inv in row:
-            s = _scores(plan, qb, kt, j0, j1)
-            w = kern.forward(plan.as4d(s), nb).view_as(s) if kern.needs_n else kern.forward(s, None)
+    rs, rs_scalar = _split_row_scale(rs)
+    mult = rs_scalar * plan.out_factor
+    out = q.new_empty(plan.bh, plan.n_q, v.shape[2])
+    (sbuf,) = plan.workspace(q, 1)
+    for b0, b1, i0, i1, row in plan.tiles():
+        acc = out[b0:b1, i0:i1]
+        if not row:                                   # a causal block that sees no key
+            acc.zero_()
+            continue
+        qt = qs[b0:b1, i0:i1]
+        nt = _rows(n, b0, b1, i0, i1) if kern.needs_n else None
+        for t, (j0, j1, inv) in enumerate(row):
+            s = torch.bmm(qt, kt[b0:b1, :, j0:j1], out=_tile(sbuf, b0, b1, i0, i1, j0, j1))
+            w = kern.forward(s, nt)
             if inv is not None:
                 w.masked_fill_(inv, 0.0)
-            acc = torch.bmm(w, v[:, j0:j1]) if acc is None else acc.baddbmm_(w, v[:, j0:j1])
-        if acc is None:                                   # a causal block that sees no key
-            acc = q.new_zeros(bh, i1 - i0, dv)
-        _apply_row_scale(plan, acc, rs, i0, i1)
-        if single:
-            return acc
-        out[:, i0:i1] = acc
-    if out is None:
-        out = q.new_zeros(bh, n_q, dv)
+            if t == 0:
+                torch.bmm(w, v[b0:b1, j0:j1], out=acc)
+            else:
+                acc.baddbmm_(w, v[b0:b1, j0:j1])
+    if rs is not None:
+        out.mul_(rs)
+    if mult != 1.0:
+        out.mul_(mult)
     return out
 
 
 def blocked_backward(plan: _Plan, q, k, v, n, rs, grad_out, need_q=True, need_k=True, need_v=True):
-    bh, n_q, _ = q.shape
-    n_k = k.shape[1]
     kern = plan.kernel
-    kt, vt = k.transpose(1, 2), v.transpose(1, 2)
     need_s = need_q or need_k
+    qs = q if plan.q_scale is None else q * plan.q_scale
+    kt, vt = k.transpose(1, 2), v.transpose(1, 2)
+    rs, rs_scalar = _split_row_scale(rs)
+    mult = rs_scalar * plan.out_factor
+    go_all = grad_out * rs if rs is not None else grad_out
     dq = torch.zeros_like(q) if need_q else None
     dk = torch.zeros_like(k) if need_k else None
     dv = torch.zeros_like(v) if need_v else None
-    for i0, i1, row in plan.tiles(n_q, n_k):
+    sbuf, gbuf, pbuf = plan.workspace(q, 3) if need_s else (plan.workspace(q, 1) + [None, None])
+    for b0, b1, i0, i1, row in plan.tiles():
         if not row:
             continue
-        qb = q[:, i0:i1] * plan.scale
-        go = grad_out[:, i0:i1]
-        go = _apply_row_scale(plan, go.clone(), rs, i0, i1) if rs is not None else go
-        nb = plan.rows(n, i0, i1) if kern.needs_n else None
-        dqb = None
+        qt, go = qs[b0:b1, i0:i1], go_all[b0:b1, i0:i1]
+        nt = _rows(n, b0, b1, i0, i1) if kern.needs_n else None
+        dqt = dq[b0:b1, i0:i1] if need_q else None
         for j0, j1, inv in row:
-            s = _scores(plan, qb, kt, j0, j1)
+            tile = (b0, b1, i0, i1, j0, j1)
+            s = torch.bmm(qt, kt[b0:b1, :, j0:j1], out=_tile(sbuf, *tile))
             if need_s:
-                if kern.needs_n:
-                    w, gp = kern.value_and_grad(plan.as4d(s), nb)
-                    w = w.reshape(s.shape)
-                    gp = None if gp is None else gp.reshape(s.shape)
-                else:
-                    w, gp = kern.value_and_grad(s, None)
+                w, gp = kern.value_and_grad(s, nt, _tile(gbuf, *tile))
             else:
-                w = kern.forward(plan.as4d(s), nb).view_as(s) if kern.needs_n else kern.forward(s, None)
-                gp = None
+                w, gp = kern.forward(s, nt), None
             if inv is not None:
                 w = w.masked_fill(inv, 0.0) if w is gp else w.masked_fill_(inv, 0.0)
             if need_v:
-                dv[:, j0:j1].baddbmm_(w.transpose(1, 2), go)
+                dv[b0:b1, j0:j1].baddbmm_(w.transpose(1, 2), go)
             if not need_s:
                 continue
-            ds = torch.bmm(go, vt[:, :, j0:j1])
+            ds = torch.bmm(go, vt[b0:b1, :, j0:j1], out=_tile(pbuf, *tile))
             if gp is not None:
                 ds.mul_(gp)
             if inv is not None:
                 ds.masked_fill_(inv, 0.0)
             if need_q:
-                dqb = torch.bmm(ds, k[:, j0:j1]) if dqb is None else dqb.baddbmm_(ds, k[:, j0:j1])
+                dqt.baddbmm_(ds, k[b0:b1, j0:j1])
             if need_k:
-                dk[:, j0:j1].baddbmm_(ds.transpose(1, 2), qb)
-        if need_q and dqb is not None:
-            dq[:, i0:i1] = dqb
-    gf = kern.grad_factor
+                dk[b0:b1, j0:j1].baddbmm_(ds.transpose(1, 2), qt)
+    gf = kern.grad_factor * mult
     if need_q:
-        dq.mul_(plan.scale * gf)
+        dq.mul_(gf * (plan.q_scale or 1.0))
     if need_k and gf != 1.0:
         dk.mul_(gf)
+    if need_v and mult != 1.0:
+        dv.mul_(mult)
     return dq, dk, dv
 
 
@@ -185,6 +239,7 @@ class BlockedAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, n, plan):
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
         rs = plan.kernel.row_scale(n)
         ctx.plan = plan
         ctx.save_for_backward(q, k, v, n, rs)
@@ -198,12 +253,25 @@ class BlockedAttention(torch.autograd.Function):
         return dq, dk, dv, None, None
 
 
-def blocked_attention(q: Tensor, k: Tensor, v: Tensor, kernel: ElementwiseKernel, n: Tensor, batch: int,
-                      heads: int, causal: bool = False, offset: int = 0,
-                      block_q: Optional[int] = None, block_k: Optional[int] = None) -> Tensor:
-    """Attention on ``[B*H, N, d]`` float32 tensors; ``n`` is N per row (``row_counts``)."""
+def per_head_rows(n: Tensor, batch: int, heads: int) -> Tensor:
+    """``[B or 1, 1, Nq or 1, 1]`` -> ``[B*H or 1, Nq or 1, 1]`` (to index tiles of ``[B*H, ...]``)."""
+    b, _, r, _ = n.shape
+    if b == 1:
+        return n.reshape(1, r, 1)
+    return n.expand(batch, heads, r, 1).reshape(batch * heads, r, 1)
+
+
+def blocked_attention(q: Tensor, k: Tensor, v: Tensor, kernel: ElementwiseKernel, n: Tensor,
+                      causal: bool = False, offset: int = 0,
+                      blocks: Optional[tuple[int, int, int]] = None) -> Tensor:
+    """Attention on ``[B*H, N, d]`` float32 tensors; ``n``: N per row ``[B*H or 1, Nq or 1, 1]``.
+
+    ``blocks``: (batch-heads, query rows, keys) per tile; default :func:`block_sizes`.
+    """
     bh, n_q, d = q.shape
     n_k = k.shape[1]
-    bq, bk = block_sizes(bh, n_q, n_k)
-    plan = _Plan(kernel, batch, heads, causal, offset, block_q or bq, block_k or bk, d ** -0.5)
+    g, bq, bk = blocks if blocks is not None else block_sizes(bh, n_q, n_k, causal)
+    if min(g, bq, bk) < 1:
+        raise ValueError(f"blocks must be positive (batch-heads, query rows, keys), got {blocks}")
+    plan = _Plan(kernel, causal, offset, g, bq, bk, d ** -0.5, bh, n_q, n_k)
     return BlockedAttention.apply(q, k, v, n, plan)

@@ -1,0 +1,256 @@
+"""Exact linear-time attention for the polynomial activations of degree 1 and 2.
+
+For ``poly:p=1`` the weights are ``r_i * s_ij`` with ``s = q.k / sqrt(d)`` and a row
+scale ``r_i`` (1/sqrt(N_i) or c), so
+
+    out_i = r_i * sum_j (q_i . k_j) v_j = r_i * q_i (K^T V)
+
+For ``poly:p=2``, ``(q.k)^2 = <phi(q), phi(k)>`` with the degree-2 feature map on the
+symmetric half of ``q q^T``: ``phi(x) = (x_a x_b * c_ab)_{a <= b}``, ``c_aa = 1`` and
+``c_ab = sqrt(2)`` off the diagonal, so ``d (d + 1) / 2`` features replace the N keys.
+
+Causal masks (and the per-row N that comes with them) use chunked linear attention:
+inside a chunk of ``C`` queries the weights are computed directly (``C x C``), across
+chunks a running state ``sum_j phi(k_j) v_j^T`` is carried by a cumulative sum over
+chunk states.  Padding keys are zeroed (``phi(0) = 0``), so they contribute exactly
+nothing.  Gradients come from autograd on these matrix products.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+
+#: Degrees with an exact linear-time form.
+LINEAR_DEGREES = (1, 2)
+#: Chunk length of the causal form, per degree (the intra-chunk C x C work against the
+#: d_phi x d_v state per chunk).
+CAUSAL_CHUNK = {1: 64, 2: 128}
+#: Feature elements per chunk of the non-causal degree-2 form (all batch-heads).
+FEATURE_CHUNK_ELEMENTS = 1 << 21
+
+_QUARTIC_ROOT_2 = 2.0 ** 0.25
+
+
+def feature_dim(d: int, p: int) -> int:
+    """Number of features of the exact degree-p map (p = 1: d; p = 2: d (d + 1) / 2)."""
+    if p == 1:
+        return d
+    if p == 2:
+        return d * (d + 1) // 2
+    raise ValueError(f"no exact linear-time form for degree p={p}; degrees with one: {LINEAR_DEGREES}")
+
+
+def degree2_features(x: Tensor) -> Tensor:
+    """``phi(x)`` with ``<phi(x), phi(y)> = (x . y)^2``; last dim d -> d (d + 1) / 2.
+
+    The pairs a <= b are laid out diagonal by diagonal: first x_a^2, then for each
+    offset t = 1..d-1 the products sqrt(2) x_a x_{a+t}.  Each diagonal is one product
+    of two shifted slices (of x scaled by 2^(1/4), so the off-diagonal terms carry
+    sqrt(2)); no gathers.  Differentiable.
+    """
+    d = x.shape[-1]
+    y = x * _QUARTIC_ROOT_2
+    return torch.cat([x * x] + [y[..., :d - t] * y[..., t:] for t in range(1, d)], dim=-1)
+
+
+def _features_t(xt: Tensor, out: Tensor) -> Tensor:
+    """:func:`degree2_features` in the transposed layout ``[g, d, c] -> [g, F, c]``.
+
+    Each diagonal is a product of two row blocks whose rows run along the sequence,
+    so every operation is long and contiguous.
+    """
+    d = xt.shape[1]
+    torch.mul(xt, xt, out=out[:, :d])
+    yt = xt * _QUARTIC_ROOT_2
+    off = d
+    for t in range(1, d):
+        torch.mul(yt[:, :d - t], yt[:, t:], out=out[:, off:off + d - t])
+        off += d - t
+    return out
+
+
+def _features_t_backward(xt: Tensor, grad_t: Tensor) -> Tensor:
+    """d(loss)/dx ``[g, d, c]`` from d(loss)/d(phi) ``[g, F, c]`` (transposed layout)."""
+    d = xt.shape[1]
+    yt = xt * _QUARTIC_ROOT_2
+    dyt = torch.zeros_like(xt)
+    off = d
+    for t in range(1, d):
+        g = grad_t[:, off:off + d - t]
+        dyt[:, :d - t].addcmul_(g, yt[:, t:])
+        dyt[:, t:].addcmul_(g, yt[:, :d - t])
+        off += d - t
+    dxt = grad_t[:, :d] * xt
+    dxt.mul_(2.0)
+    return dxt.add_(dyt, alpha=_QUARTIC_ROOT_2)
+
+
+def features(x: Tensor, p: int) -> Tensor:
+    """The exact degree-p feature map of ``[..., N, d]`` (p = 1: identity), differentiable."""
+    if p == 1:
+        return x
+    feature_dim(x.shape[-1], p)   # raises for p > 2
+    return _Degree2Features.apply(x)
+
+
+#: Sequence positions per chunk of the non-causal degree-2 form.
+FEATURE_CHUNK_POSITIONS = 1024
+
+
+def _tiles(bh: int, n: int, f: int):
+    """(b0, b1, i0, i1) chunks with at most ``FEATURE_CHUNK_ELEMENTS`` features each."""
+    c = min(n, FEATURE_CHUNK_POSITIONS)
+    g = max(1, min(bh, FEATURE_CHUNK_ELEMENTS // (f * c)))
+    for b0 in range(0, bh, g):
+        for i0 in range(0, n, c):
+            yield b0, min(bh, b0 + g), i0, min(n, i0 + c)
+
+
+class _Degree2Features(torch.autograd.Function):
+    """``[..., N, d] -> [..., N, F]``: the degree-2 features, computed in the transposed
+    layout (long contiguous rows) and with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        lead, (n, d) = x.shape[:-2], x.shape[-2:]
+        xt = x.reshape(-1, n, d).transpose(1, 2).contiguous()
+        ctx.save_for_backward(xt)
+        out_t = _features_t(xt, x.new_empty(xt.shape[0], feature_dim(d, 2), n))
+        return out_t.transpose(1, 2).reshape(*lead, n, out_t.shape[1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (xt,) = ctx.saved_tensors
+        g = grad.reshape(xt.shape[0], xt.shape[2], -1).transpose(1, 2).contiguous()
+        dxt = _features_t_backward(xt, g)
+        return dxt.transpose(1, 2).reshape(*grad.shape[:-1], xt.shape[1])
+
+
+def _rows_t(x: Tensor, b0: int, b1: int, i0: int, i1: int) -> Tensor:
+    """Rows i0:i1 of heads b0:b1 as a contiguous ``[g, d, c]`` block."""
+    return x[b0:b1, i0:i1].transpose(1, 2).contiguous()
+
+
+class Degree2Attention(torch.autograd.Function):
+    """Non-causal ``out = phi(Q) (phi(K)^T V)`` on ``[BH, N, d]`` float32.
+
+    Features are built chunk by chunk in the transposed layout ``[g, F, c]`` (and
+    rebuilt in backward), so memory stays O(N d + chunk + F d_v) with F = d (d + 1) / 2
+    and every elementwise operation runs along the sequence.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        bh, n_q, d = q.shape
+        n_k, dv = k.shape[1], v.shape[2]
+        f = feature_dim(d, 2)
+        state = q.new_zeros(bh, f, dv)
+        for b0, b1, i0, i1 in _tiles(bh, n_k, f):
+            phi_t = _features_t(_rows_t(k, b0, b1, i0, i1), q.new_empty(b1 - b0, f, i1 - i0))
+            state[b0:b1].baddbmm_(phi_t, v[b0:b1, i0:i1])
+        out = q.new_empty(bh, n_q, dv)
+        for b0, b1, i0, i1 in _tiles(bh, n_q, f):
+            phi_t = _features_t(_rows_t(q, b0, b1, i0, i1), q.new_empty(b1 - b0, f, i1 - i0))
+            torch.bmm(phi_t.transpose(1, 2), state[b0:b1], out=out[b0:b1, i0:i1])
+        ctx.save_for_backward(q, k, v, state)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, state = ctx.saved_tensors
+        bh, n_q, d = q.shape
+        n_k = k.shape[1]
+        f = feature_dim(d, 2)
+        grad_out = grad_out.contiguous()
+        need_q, need_k, need_v = ctx.needs_input_grad[:3]
+        dq = torch.empty_like(q) if need_q else None
+        dk = torch.empty_like(k) if need_k else None
+        dv = torch.empty_like(v) if need_v else None
+        dstate = torch.zeros_like(state)
+        for b0, b1, i0, i1 in _tiles(bh, n_q, f):
+            qt = _rows_t(q, b0, b1, i0, i1)
+            go = grad_out[b0:b1, i0:i1]
+            phi_t = _features_t(qt, q.new_empty(b1 - b0, f, i1 - i0))
+            dstate[b0:b1].baddbmm_(phi_t, go)
+            if need_q:
+                gphi_t = torch.bmm(state[b0:b1], go.transpose(1, 2), out=phi_t)
+                dq[b0:b1, i0:i1] = _features_t_backward(qt, gphi_t).transpose(1, 2)
+        for b0, b1, i0, i1 in _tiles(bh, n_k, f):
+            kt = _rows_t(k, b0, b1, i0, i1)
+            if need_v:
+                phi_t = _features_t(kt, q.new_empty(b1 - b0, f, i1 - i0))
+                torch.bmm(phi_t.transpose(1, 2), dstate[b0:b1], out=dv[b0:b1, i0:i1])
+            if need_k:
+                gphi_t = torch.bmm(dstate[b0:b1], v[b0:b1, i0:i1].transpose(1, 2))
+                dk[b0:b1, i0:i1] = _features_t_backward(kt, gphi_t).transpose(1, 2)
+        return dq, dk, dv
+
+
+def _noncausal(q: Tensor, k: Tensor, v: Tensor, p: int) -> Tensor:
+    if p == 1:
+        return q @ (k.transpose(-2, -1) @ v)
+    b, h, n_q, d = q.shape
+    n_k, dv = k.shape[2], v.shape[3]
+    out = Degree2Attention.apply(q.reshape(b * h, n_q, d).contiguous(), k.reshape(b * h, n_k, d).contiguous(),
+                                 v.reshape(b * h, n_k, dv).contiguous())
+    return out.view(b, h, n_q, dv)
+
+
+def _causal_aligned(q: Tensor, k: Tensor, v: Tensor, p: int, chunk: int, state0: Optional[Tensor]) -> Tensor:
+    """Causal attention where query i sees keys 0..i (plus a prefix folded into ``state0``)."""
+    b, h, n, d = q.shape
+    dv = v.shape[-1]
+    c = max(1, min(chunk, n))
+    pad = (-n) % c
+    if pad:
+        q, k, v = (F.pad(t, (0, 0, 0, pad)) for t in (q, k, v))
+    nc = (n + pad) // c
+    qc = q.reshape(b, h, nc, c, d)
+    kc = k.reshape(b, h, nc, c, d)
+    vc = v.reshape(b, h, nc, c, dv)
+    # inside each chunk: the weights themselves, lower triangle
+    s = qc @ kc.transpose(-2, -1)
+    w = s if p == 1 else s.pow(p)
+    w = torch.where(torch.ones(c, c, dtype=torch.bool, device=s.device).tril(), w, torch.zeros((), device=s.device))
+    out = w @ vc
+    if nc > 1 or state0 is not None:
+        fk = features(kc, p)                                            # [B, H, nc, c, F]
+        chunk_states = fk.transpose(-2, -1) @ vc                        # [B, H, nc, F, dv]
+        before = chunk_states[:, :, :-1].cumsum(2)                     # states of chunks 0..c-1
+        before = torch.cat([torch.zeros_like(chunk_states[:, :, :1]), before], dim=2)
+        if state0 is not None:
+            before = before + state0.unsqueeze(2)
+        out = out + features(qc, p) @ before
+    return out.reshape(b, h, nc * c, dv)[:, :, :n]
+
+
+def linear_attention(q: Tensor, k: Tensor, v: Tensor, p: int, row_scale: Tensor, causal: bool = False,
+                     chunk: Optional[int] = None) -> Tensor:
+    """``out_i = r_i * sum_{j visible} (q_i . k_j / sqrt(d))^p v_j`` in time linear in N.
+
+    ``q, k, v``: ``[B, H, N, d]`` float32, padding keys already zeroed in ``k``;
+    ``row_scale``: ``[B or 1, 1, Nq or 1, 1]``.  Causal masks align the queries with the
+    end of the keys (query i sees keys j <= i + Nk - Nq), as ``attention_mask``.  The
+    score scale 1/sqrt(d) is applied to the output as (1/sqrt(d))^p.
+    """
+    feature_dim(q.shape[-1], p)
+    scale = row_scale * (q.shape[-1] ** (-0.5 * p))
+    if not causal:
+        return _noncausal(q, k, v, p) * scale
+    n_q, n_k = q.shape[2], k.shape[2]
+    off = n_k - n_q
+    chunk = chunk or CAUSAL_CHUNK[p]
+    if off >= 0:
+        state0 = None
+        if off > 0:                     # keys every query sees
+            state0 = features(k[:, :, :off], p).transpose(-2, -1) @ v[:, :, :off]
+        out = _causal_aligned(q, k[:, :, off:], v[:, :, off:], p, chunk, state0)
+    else:                               # the first -off queries see no key
+        seen = _causal_aligned(q[:, :, -off:], k, v, p, chunk, None)
+        out = torch.cat([seen.new_zeros(*seen.shape[:2], -off, seen.shape[-1]), seen], dim=2)
+    return out * scale
