@@ -140,8 +140,18 @@ class GenericKernel(ElementwiseKernel):
         return self.act.pointwise(s, n), self.act.pointwise_grad(s, n)
 
 
+_KERNELS: dict = {}
+
+
 def elementwise_kernel(act, generic: bool = False) -> ElementwiseKernel:
     """The kernel for an elementwise activation; ``generic=True`` skips the fused forms."""
+    key = (act.spec, generic)
+    if key not in _KERNELS:
+        _KERNELS[key] = _build_kernel(act, generic)
+    return _KERNELS[key]
+
+
+def _build_kernel(act, generic: bool) -> ElementwiseKernel:
     if not act.elementwise:
         raise ValueError(f"activation {act.spec!r} is not elementwise (its weights couple a row); "
                          "only elementwise activations have a blocked path")

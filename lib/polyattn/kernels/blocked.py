@@ -111,6 +111,11 @@ class _Plan:
 _WORKSPACE = threading.local()
 
 
+def clear_workspace() -> None:
+    """Release this thread's scratch buffers (the next call allocates them again)."""
+    _WORKSPACE.buffers = {}
+
+
 def workspace(size: int, like: Tensor, count: int) -> list[Tensor]:
     """``count`` flat scratch buffers of ``size`` elements, kept between calls.
 
@@ -192,17 +197,28 @@ def blocked_backward(plan: _Plan, q, k, v, n, rs, grad_out, need_q=True, need_k=
     rs, rs_scalar = _split_row_scale(rs)
     mult = rs_scalar * plan.out_factor
     go_all = grad_out * rs if rs is not None else grad_out
-    dq = torch.zeros_like(q) if need_q else None
-    dk = torch.zeros_like(k) if need_k else None
-    dv = torch.zeros_like(v) if need_v else None
+    # the first product into a gradient block overwrites it (no zero fill beforehand)
+    dq = torch.empty_like(q) if need_q else None
+    dk = torch.empty_like(k) if need_k else None
+    dv = torch.empty_like(v) if need_v else None
+    touched = set()
     sbuf, gbuf, pbuf = plan.workspace(q, 3) if need_s else (plan.workspace(q, 1) + [None, None])
     for b0, b1, i0, i1, row in plan.tiles():
         if not row:
+            if need_q:
+                dq[b0:b1, i0:i1].zero_()
             continue
         qt, go = qs[b0:b1, i0:i1], go_all[b0:b1, i0:i1]
         nt = _rows(n, b0, b1, i0, i1) if kern.needs_n else None
         dqt = dq[b0:b1, i0:i1] if need_q else None
-        for j0, j1, inv in row:
+        for t, (j0, j1, inv) in enumerate(row):
+            first_k = (b0, j0) not in touched
+            if first_k:
+                touched.add((b0, j0))
+                j_end = min(plan.n_k, j0 + plan.block_k)
+                for grad in (dk, dv):
+                    if grad is not None and j1 < j_end:
+                        grad[b0:b1, j1:j_end].zero_()     # the part of the block this tile misses
             tile = (b0, b1, i0, i1, j0, j1)
             s = torch.bmm(qt, kt[b0:b1, :, j0:j1], out=_tile(sbuf, *tile))
             if need_s:
@@ -212,7 +228,7 @@ def blocked_backward(plan: _Plan, q, k, v, n, rs, grad_out, need_q=True, need_k=
             if inv is not None:
                 w = w.masked_fill(inv, 0.0) if w is gp else w.masked_fill_(inv, 0.0)
             if need_v:
-                dv[b0:b1, j0:j1].baddbmm_(w.transpose(1, 2), go)
+                _accumulate(dv[b0:b1, j0:j1], w.transpose(1, 2), go, first_k)
             if not need_s:
                 continue
             ds = torch.bmm(go, vt[b0:b1, :, j0:j1], out=_tile(pbuf, *tile))
@@ -221,9 +237,15 @@ def blocked_backward(plan: _Plan, q, k, v, n, rs, grad_out, need_q=True, need_k=
             if inv is not None:
                 ds.masked_fill_(inv, 0.0)
             if need_q:
-                dqt.baddbmm_(ds, k[b0:b1, j0:j1])
+                _accumulate(dqt, ds, k[b0:b1, j0:j1], t == 0)
             if need_k:
-                dk[b0:b1, j0:j1].baddbmm_(ds.transpose(1, 2), qt)
+                _accumulate(dk[b0:b1, j0:j1], ds.transpose(1, 2), qt, first_k)
+    for b0 in range(0, plan.bh, plan.group):          # key blocks no query sees (none in practice)
+        for j0 in range(0, plan.n_k, plan.block_k):
+            if (b0, j0) not in touched:
+                for grad in (dk, dv):
+                    if grad is not None:
+                        grad[b0:b0 + plan.group, j0:j0 + plan.block_k].zero_()
     gf = kern.grad_factor * mult
     if need_q:
         dq.mul_(gf * (plan.q_scale or 1.0))
@@ -232,6 +254,13 @@ def blocked_backward(plan: _Plan, q, k, v, n, rs, grad_out, need_q=True, need_k=
     if need_v and mult != 1.0:
         dv.mul_(mult)
     return dq, dk, dv
+
+
+def _accumulate(dst: Tensor, a: Tensor, b: Tensor, first: bool) -> None:
+    if first:
+        torch.bmm(a, b, out=dst)
+    else:
+        dst.baddbmm_(a, b)
 
 
 class BlockedAttention(torch.autograd.Function):

@@ -1,0 +1,416 @@
+"""Benchmarks that print ratios measured side by side in one run.
+
+    python -m polyattn.bench attention [--n 64,256,1024,4096] [--json out.json]
+    python -m polyattn.bench train [--size micro] [--json out.json]
+
+``attention``: forward + backward of one attention call on ``[B, H, N, d]`` inputs
+(batch 8, 4 heads, head dim 32 by default) for each activation and path, against
+``F.scaled_dot_product_attention`` (softmax, "sdpa") measured in the same run.
+
+* Time: the median over interleaved rounds (every configuration runs once per round,
+  after one warm-up call each), so slow phases of a shared machine hit all of them.
+  With one thread (the default) the clock is the process CPU time, which is what the
+  computation costs whatever else the machine runs; with more threads it is wall time.
+* Peak memory: PyTorch's CPU allocator reports every allocation and free to
+  ``torch.profiler`` (``profile_memory=True``); replaying them in order gives the
+  largest number of bytes held at once by tensors created during the call (outputs,
+  tensors saved for backward, gradients, temporaries, kernel scratch), above what was
+  alive before it (the inputs and the incoming gradient).  Allocations outside
+  PyTorch's allocator are not seen; ``tracemalloc`` would see none of these.
+
+``train``: ViT training steps (forward, backward, AdamW) on random 28x28 images, one
+model per activation built from the same seed, steps interleaved across activations;
+images per second and the ratio to softmax.
+
+Nothing here asserts a speed: the numbers are printed (and written as JSON records),
+and they belong to the machine that measured them.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from . import activations
+from .attention import Attend, attention
+from .kernels import blocked as _blocked
+from .kernels import linear_degree
+
+ATTENTION_NS = (64, 256, 1024, 4096)
+RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa")
+TRAIN_RECORD_KEYS = ("activation", "images_per_s", "step_ms", "ratio_to_softmax")
+#: The naive path stores several N x N float32 matrices; skip it above this N.
+NAIVE_MAX_N = 1024
+
+
+@dataclass(frozen=True)
+class Case:
+    """One (activation, path) pair of the attention benchmark."""
+
+    activation: str
+    path: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.activation} [{self.path}]"
+
+
+REFERENCE = Case("softmax", "sdpa")
+
+
+def paths_for(spec: str) -> list[str]:
+    """The paths an activation can take: sdpa (softmax), blocked, linear (poly p = 1, 2), naive."""
+    act = activations.get(spec)
+    out = ["sdpa"] if act.spec == "softmax" else []
+    if act.elementwise:
+        out.append("blocked")
+    if linear_degree(act) is not None:
+        out.append("linear")
+    return out + ["naive"]
+
+
+def attention_cases(specs: Optional[Sequence[str]] = None, paths: Optional[Sequence[str]] = None) -> list[Case]:
+    """Every (activation, path) pair of ``specs`` restricted to ``paths``; SDPA softmax first.
+
+    Default: every activation of the book with every path it has.
+    """
+    specs = list(specs) if specs else list(activations.BOOK_SPECS)
+    cases = [REFERENCE]
+    for spec in specs:
+        spec = activations.canonical(spec)
+        for path in paths_for(spec):
+            if paths and path not in paths:
+                continue
+            case = Case(spec, path)
+            if case not in cases:
+                cases.append(case)
+    return cases
+
+
+def make_inputs(n: int, batch: int = 8, heads: int = 4, head_dim: int = 32, seed: int = 0):
+    """q, k, v (requiring grad) and the incoming gradient, ``[batch, heads, n, head_dim]``."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v, grad = (torch.randn(batch, heads, n, head_dim, generator=g) for _ in range(4))
+    return q.requires_grad_(), k.requires_grad_(), v.requires_grad_(), grad
+
+
+def attention_call(case: Case, q, k, v, causal: bool = False) -> Callable[[], torch.Tensor]:
+    """A function computing the attention output of ``case`` (the path is forced).
+
+    The reference calls ``F.scaled_dot_product_attention`` directly (``is_causal`` for
+    causal masks, its fastest form); the others go through ``attention`` as the model
+    does, with their ``Attend`` module built once.
+    """
+    if case.path == "sdpa":
+        if case.activation != "softmax":
+            raise ValueError(f"the sdpa path computes softmax only, not {case.activation!r}")
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    attend = Attend(case.activation)
+    return lambda: attention(q, k, v, attend, causal=causal, path=case.path)
+
+
+def forward_backward(case: Case, q, k, v, grad, causal: bool = False) -> Callable[[], None]:
+    """One training-style call: forward, backward with ``grad``, gradients released."""
+    call = attention_call(case, q, k, v, causal)
+
+    def run():
+        out = call()
+        out.backward(grad)
+        q.grad = k.grad = v.grad = None
+
+    return run
+
+
+@contextlib.contextmanager
+def _native_stderr_silenced():
+    """The profiler's native library logs each start and stop on file descriptor 2."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def peak_memory_bytes(fn: Callable[[], object]) -> int:
+    """Largest number of bytes held at once by tensors allocated while ``fn`` runs.
+
+    Replays the allocation and free events PyTorch's allocator reports to
+    ``torch.profiler`` (CPU, ``profile_memory=True``), in time order.  The count
+    starts at 0 when ``fn`` starts: memory alive before (inputs) is not included.
+    """
+    from torch.profiler import ProfilerActivity, profile
+    from torch._C._profiler import _EventType
+
+    with _native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = []
+    stack = list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        node = stack.pop()
+        if node.tag == _EventType.Allocation:
+            events.append((node.start_time_ns, node.extra_fields.alloc_size))
+        stack.extend(node.children)
+    events.sort(key=lambda e: e[0])
+    held = peak = 0
+    for _, size in events:
+        held += size
+        peak = max(peak, held)
+    return peak
+
+
+def _clock(threads: int) -> tuple[str, Callable[[], float]]:
+    return ("cpu", time.process_time) if threads == 1 else ("wall", time.perf_counter)
+
+
+def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequence[str]] = None,
+                        paths: Optional[Sequence[str]] = None, batch: int = 8, heads: int = 4,
+                        head_dim: int = 32, causal: bool = False, rounds: int = 5,
+                        round_budget_s: float = 60.0, memory: bool = True, naive_max_n: int = NAIVE_MAX_N,
+                        threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None) -> list[dict]:
+    """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa}``, SDPA softmax first.
+
+    For each N: one warm-up call per configuration, then interleaved rounds (at most
+    ``rounds``, fewer when one round takes longer than ``round_budget_s / rounds``, but
+    at least two), the median per configuration; then one profiled call each for the
+    peak memory (``peak_mb`` is None with ``memory=False``).  The naive path is skipped
+    above ``naive_max_n``.
+    """
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    _, clock = _clock(threads)
+    cases = attention_cases(specs, paths)
+    records = []
+    try:
+        for n in ns:
+            q, k, v, grad = make_inputs(n, batch, heads, head_dim, seed)
+            active = [c for c in cases if c.path != "naive" or n <= naive_max_n]
+            runs = {c: forward_backward(c, q, k, v, grad, causal) for c in active}
+            first = {}
+            for c, fn in runs.items():                      # warm-up, and the length of one round
+                t0 = clock()
+                fn()
+                first[c] = clock() - t0
+            n_rounds = max(min(2, rounds), min(rounds, int(round_budget_s / max(sum(first.values()), 1e-9))))
+            times = {c: [] for c in active}
+            for _ in range(n_rounds):
+                for c, fn in runs.items():
+                    t0 = clock()
+                    fn()
+                    times[c].append(clock() - t0)
+            peaks = {}
+            for c, fn in runs.items():
+                if memory:
+                    _blocked.clear_workspace()              # count the kernels' scratch buffers too
+                    peaks[c] = peak_memory_bytes(fn) / 2 ** 20
+                else:
+                    peaks[c] = None
+            ref = statistics.median(times[REFERENCE]) if REFERENCE in times else None
+            for c in active:
+                t = statistics.median(times[c])
+                records.append({"activation": c.activation, "path": c.path, "n": n, "time_ms": 1e3 * t,
+                                "peak_mb": peaks[c], "ratio_to_sdpa": t / ref if ref else None})
+            if progress:
+                progress(f"N={n}: {len(active)} configurations, {n_rounds} rounds")
+    finally:
+        torch.set_num_threads(previous_threads)
+    return records
+
+
+def format_attention_table(records: list[dict], settings: Optional[dict] = None) -> str:
+    """One table: a row per (N, activation, path) with time, ratio to SDPA and peak memory."""
+    lines = []
+    if settings:
+        lines.append("forward+backward, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    header = f"{'N':>6}  {'activation':<18} {'path':<8} {'time ms':>10} {'x sdpa':>8} {'peak MB':>9} {'x sdpa':>7}"
+    lines += [header, "-" * len(header)]
+    ref_peak = {r["n"]: r["peak_mb"] for r in records if (r["activation"], r["path"]) == ("softmax", "sdpa")}
+    for r in records:
+        ratio = "" if r["ratio_to_sdpa"] is None else f"{r['ratio_to_sdpa']:.2f}"
+        peak = "" if r["peak_mb"] is None else f"{r['peak_mb']:.1f}"
+        rp = ref_peak.get(r["n"])
+        peak_ratio = "" if r["peak_mb"] is None or not rp else f"{r['peak_mb'] / rp:.2f}"
+        lines.append(f"{r['n']:>6}  {r['activation']:<18} {r['path']:<8} {r['time_ms']:>10.2f} {ratio:>8} "
+                     f"{peak:>9} {peak_ratio:>7}")
+    return "\n".join(lines)
+
+
+# --- training throughput ---------------------------------------------------------------------
+
+def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", batch: int = 128,
+                    steps: int = 3, rounds: int = 3, image_size: int = 28, threads: int = 1, seed: int = 0,
+                    progress: Optional[Callable[[str], None]] = None) -> list[dict]:
+    """Records ``{activation, images_per_s, step_ms, ratio_to_softmax}``, softmax first.
+
+    One ViT per activation (same seed, so same initial weights), AdamW, random images
+    and labels; after one warm-up step each, ``rounds`` rounds of ``steps`` steps per
+    activation, interleaved; the median step time per activation.
+    """
+    from .models import build_vit
+
+    if threads < 1 or steps < 1 or rounds < 1:
+        raise ValueError(f"threads, steps and rounds must be >= 1, got {threads}, {steps}, {rounds}")
+    specs = [activations.canonical(s) for s in (specs or activations.BOOK_SPECS)]
+    if "softmax" in specs:
+        specs.remove("softmax")
+    specs = ["softmax"] + specs
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    _, clock = _clock(threads)
+    try:
+        g = torch.Generator().manual_seed(seed)
+        images = torch.randn(batch, 1, image_size, image_size, generator=g)
+        labels = torch.randint(0, 10, (batch,), generator=g)
+        models = {}
+        for spec in specs:
+            torch.manual_seed(seed)
+            model = build_vit(size, activation=spec, image_size=image_size)
+            models[spec] = (model, torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05))
+
+        def step(spec):
+            model, opt = models[spec]
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(images), labels).backward()
+            opt.step()
+
+        for spec in specs:
+            step(spec)
+        times = {s: [] for s in specs}
+        for r in range(rounds):
+            for spec in specs:
+                t0 = clock()
+                for _ in range(steps):
+                    step(spec)
+                times[spec].append((clock() - t0) / steps)
+            if progress:
+                progress(f"round {r + 1}/{rounds}")
+    finally:
+        torch.set_num_threads(previous_threads)
+    step_s = {s: statistics.median(t) for s, t in times.items()}
+    return [{"activation": s, "images_per_s": batch / step_s[s], "step_ms": 1e3 * step_s[s],
+             "ratio_to_softmax": step_s["softmax"] / step_s[s]} for s in specs]
+
+
+def format_train_table(records: list[dict], settings: Optional[dict] = None) -> str:
+    lines = []
+    if settings:
+        lines.append("ViT training steps, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    header = f"{'activation':<18} {'images/s':>10} {'step ms':>9} {'x softmax':>10}"
+    lines += [header, "-" * len(header)]
+    for r in records:
+        lines.append(f"{r['activation']:<18} {r['images_per_s']:>10.1f} {r['step_ms']:>9.1f} "
+                     f"{r['ratio_to_softmax']:>10.3f}")
+    return "\n".join(lines)
+
+
+# --- records with provenance -------------------------------------------------------------------
+
+def save(path, kind: str, records: list[dict], settings: dict) -> Path:
+    """Write ``{"kind", "settings", "records", "provenance"}`` atomically (for stored runs)."""
+    from .results import provenance, write_atomic
+
+    path = Path(path)
+    write_atomic(path, {"kind": kind, "settings": settings, "records": records,
+                        "provenance": provenance("cpu")})
+    return path
+
+
+def load(path) -> dict:
+    with open(path) as f:
+        data = json.load(f)
+    for key in ("kind", "settings", "records", "provenance"):
+        if key not in data:
+            raise ValueError(f"{path} is not a stored benchmark run: no {key!r}")
+    return data
+
+
+# --- command line --------------------------------------------------------------------------------
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _specs(text: str) -> list[str]:
+    specs = [s.strip() for s in text.split(";") if s.strip()]
+    for s in specs:
+        activations.get(s)
+    return specs
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m polyattn.bench", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("attention", help="forward+backward time and peak memory vs SDPA softmax")
+    a.add_argument("--n", type=_ints, default=list(ATTENTION_NS), help="sequence lengths, e.g. 64,256,1024,4096,8192")
+    a.add_argument("--batch", type=int, default=8)
+    a.add_argument("--heads", type=int, default=4)
+    a.add_argument("--head-dim", type=int, default=32)
+    a.add_argument("--activations", type=_specs, default=None, help="';'-separated specs (default: the book's)")
+    a.add_argument("--paths", default=None, help="comma-separated subset of sdpa,blocked,linear,naive")
+    a.add_argument("--causal", action="store_true")
+    a.add_argument("--rounds", type=int, default=5)
+    a.add_argument("--round-budget", type=float, default=60.0, help="seconds of timed rounds per N (at least 2 rounds)")
+    a.add_argument("--naive-max-n", type=int, default=NAIVE_MAX_N)
+    a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
+    a.add_argument("--threads", type=int, default=1)
+    a.add_argument("--json", default=None, help="write the records to this file")
+    t = sub.add_parser("train", help="ViT training throughput per activation vs softmax")
+    t.add_argument("--size", default="micro")
+    t.add_argument("--batch", type=int, default=128)
+    t.add_argument("--steps", type=int, default=3)
+    t.add_argument("--rounds", type=int, default=3)
+    t.add_argument("--activations", type=_specs, default=None)
+    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+
+    def progress(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    if args.command == "attention":
+        paths = args.paths.split(",") if args.paths else None
+        if paths and set(paths) - {"sdpa", "blocked", "linear", "naive"}:
+            parser.error(f"--paths: unknown path(s) {sorted(set(paths) - {'sdpa', 'blocked', 'linear', 'naive'})}")
+        records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
+                                      args.causal, args.rounds, args.round_budget, not args.no_memory,
+                                      args.naive_max_n, args.threads, progress=progress)
+        settings = {"batch": args.batch, "heads": args.heads, "head dim": args.head_dim,
+                    "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
+        print(format_attention_table(records, settings))
+    else:
+        records = run_train_bench(args.activations, args.size, args.batch, args.steps, args.rounds,
+                                  threads=args.threads, progress=progress)
+        settings = {"model": args.size, "batch": args.batch, "steps per round": args.steps,
+                    "rounds": args.rounds, "threads": args.threads, "clock": _clock(args.threads)[0]}
+        print(format_train_table(records, settings))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(records, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

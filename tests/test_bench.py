@@ -1,0 +1,100 @@
+"""Structure of the benchmarks (tiny sizes).  No timing is asserted anywhere."""
+import json
+
+import pytest
+import torch
+
+from polyattn import bench
+from polyattn.bench import (RECORD_KEYS, REFERENCE, TRAIN_RECORD_KEYS, Case, attention_cases, forward_backward,
+                            make_inputs, paths_for, peak_memory_bytes)
+
+TINY = dict(batch=1, heads=2, head_dim=4, rounds=1)
+
+
+def test_cases_cover_every_path_with_sdpa_first():
+    cases = attention_cases()
+    assert cases[0] == REFERENCE == Case("softmax", "sdpa")
+    assert len(set(cases)) == len(cases)
+    assert paths_for("poly:p=1") == ["blocked", "linear", "naive"]
+    assert paths_for("poly:p=3") == ["blocked", "naive"]
+    assert paths_for("softpick") == ["naive"]
+    assert paths_for("softmax") == ["sdpa", "naive"]
+    only = attention_cases(["poly:p=2", "relu_n"], paths=["linear"])
+    assert only == [REFERENCE, Case("poly:p=2", "linear")]
+
+
+def test_attention_records_and_reference_ratio():
+    records = bench.run_attention_bench([8, 12], ["poly:p=3", "poly:p=1", "softpick"], **TINY, naive_max_n=8)
+    assert all(tuple(r) == RECORD_KEYS for r in records)
+    for n in (8, 12):
+        rows = [r for r in records if r["n"] == n]
+        assert (rows[0]["activation"], rows[0]["path"]) == ("softmax", "sdpa")
+        assert rows[0]["ratio_to_sdpa"] == 1.0
+        assert all(r["time_ms"] > 0 and r["peak_mb"] >= 0 for r in rows)
+        paths = {(r["activation"], r["path"]) for r in rows}
+        assert ("poly:p=1", "linear") in paths and ("poly:p=3", "blocked") in paths
+        assert (("softpick", "naive") in paths) == (n <= 8)            # naive skipped above naive_max_n
+    table = bench.format_attention_table(records, {"batch": 1})
+    assert "sdpa" in table and "poly:p=1" in table and table.count("\n") == len(records) + 2
+
+
+def test_records_without_memory():
+    records = bench.run_attention_bench([8], ["relu_n"], **TINY, memory=False)
+    assert [r["peak_mb"] for r in records] == [None, None, None]
+
+
+def test_peak_memory_sees_freed_and_kept_allocations():
+    assert peak_memory_bytes(lambda: torch.empty(1000)) >= 4000
+    def temporary():
+        t = torch.empty(250_000)
+        del t
+        return torch.empty(10)
+    assert peak_memory_bytes(temporary) >= 1_000_000
+
+
+def test_blocked_path_never_holds_the_score_matrix():
+    # 2 batch-heads, N = 1024: one N x N float32 matrix per head is 4 MiB
+    n, bh = 1024, 2
+    q, k, v, grad = make_inputs(n, batch=1, heads=bh, head_dim=8)
+    score_bytes = bh * n * n * 4
+    blocked = peak_memory_bytes(forward_backward(Case("poly:p=3", "blocked"), q, k, v, grad))
+    naive = peak_memory_bytes(forward_backward(Case("poly:p=3", "naive"), q, k, v, grad))
+    assert blocked < score_bytes / 2 < score_bytes < naive
+
+
+def test_train_records_and_reference_ratio():
+    records = bench.run_train_bench(["poly:p=3", "softmax"], size="micro", batch=2, steps=1, rounds=1,
+                                    image_size=8)
+    assert [r["activation"] for r in records] == ["softmax", "poly:p=3"]
+    assert all(tuple(r) == TRAIN_RECORD_KEYS for r in records)
+    assert records[0]["ratio_to_softmax"] == 1.0
+    assert all(r["images_per_s"] > 0 for r in records)
+    assert "x softmax" in bench.format_train_table(records)
+
+
+def test_command_line_writes_records(tmp_path, capsys):
+    out = tmp_path / "records.json"
+    assert bench.main(["attention", "--n", "8", "--batch", "1", "--heads", "1", "--head-dim", "4",
+                       "--activations", "poly:p=3;poly:p=2", "--paths", "sdpa,blocked,linear",
+                       "--rounds", "1", "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert [(r["activation"], r["path"]) for r in records] == [("softmax", "sdpa"), ("poly:p=3", "blocked"),
+                                                                 ("poly:p=2", "blocked"), ("poly:p=2", "linear")]
+    assert all(tuple(r) == RECORD_KEYS for r in records)
+    assert "poly:p=2" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bench.main(["attention", "--paths", "fast"])
+    with pytest.raises(SystemExit):
+        bench.main(["attention", "--n", "0"])
+
+
+def test_save_and_load_keep_provenance(tmp_path):
+    records = [{"activation": "softmax", "path": "sdpa", "n": 8, "time_ms": 1.0, "peak_mb": 0.1,
+                "ratio_to_sdpa": 1.0}]
+    path = bench.save(tmp_path / "run.json", "attention", records, {"batch": 1})
+    data = bench.load(path)
+    assert data["records"] == records and data["kind"] == "attention"
+    assert "hardware" in data["provenance"] and "git_commit" in data["provenance"]
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a stored benchmark run"):
+        bench.load(tmp_path / "bad.json")
