@@ -38,6 +38,13 @@ def test_attention_records_and_reference_ratio():
     assert "sdpa" in table and "poly:p=1" in table and table.count("\n") == len(records) + 2
 
 
+def test_explicit_cases_get_the_reference_in_front():
+    records = bench.run_attention_bench([8], cases=[Case("poly:p=1", "linear")], **TINY, memory=False)
+    assert [(r["activation"], r["path"]) for r in records] == [("softmax", "sdpa"), ("poly:p=1", "linear")]
+    with pytest.raises(ValueError, match="no path"):
+        bench.run_attention_bench([8], cases=[Case("relu_n", "linear")], **TINY)
+
+
 def test_records_without_memory():
     records = bench.run_attention_bench([8], ["relu_n"], **TINY, memory=False)
     assert [r["peak_mb"] for r in records] == [None, None, None]
@@ -98,3 +105,19 @@ def test_save_and_load_keep_provenance(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not a stored benchmark run"):
         bench.load(tmp_path / "bad.json")
+
+
+def test_matmul_flops_count_the_products():
+    n, d = 100, 8
+    assert bench.matmul_flops(n, d, "sdpa") == bench.matmul_flops(n, d, "blocked") == 7 * 2 * n * n * d
+    assert bench.matmul_flops(n, d, "naive") == 6 * 2 * n * n * d
+    assert bench.matmul_flops(n, d, "blocked", causal=True) == 7 * n * n * d
+    assert bench.matmul_flops(n, d, "linear", degree=1) == 6 * 2 * n * d * d
+    assert bench.matmul_flops(n, d, "linear", degree=2) == 6 * 2 * n * 36 * d
+    assert bench.matmul_flops(n, d, "blocked", value_dim=4) == 2 * n * n * (4 * d + 3 * 4)
+    with pytest.raises(ValueError, match="degree"):
+        bench.matmul_flops(n, d, "linear")
+    with pytest.raises(ValueError, match="unknown path"):
+        bench.matmul_flops(n, d, "flash")
+    rows = bench.flops_records([10, 20], [REFERENCE, Case("poly:p=1", "linear")], batch=2, heads=3, head_dim=4)
+    assert len(rows) == 4 and rows[0]["gflop"] == 3 * 2 * 7 * 2 * 10 * 10 * 4 / 1e9

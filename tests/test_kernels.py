@@ -16,7 +16,7 @@ from polyattn.kernels import choose_path, fused_attention, linear_degree
 from polyattn.kernels._common import elementwise_kernel, row_counts
 from polyattn.kernels.blocked import BlockedAttention, _Plan, block_sizes, blocked_attention, per_head_rows
 from polyattn.kernels.linear import (Degree2Attention, degree2_features, feature_dim, features,
-                                     linear_attention)
+                                     monomial_count)
 
 #: The absolute floor, relative to the largest entry of the quantity (~30 float32 ulps).
 FLOOR = 2e-6
@@ -165,6 +165,7 @@ def test_degree2_features_are_exact():
     assert torch.autograd.gradcheck(lambda t: features(t, 2), (xg,))
     with pytest.raises(ValueError, match="no exact linear-time form"):
         feature_dim(7, 3)
+    assert [monomial_count(32, p) for p in (1, 2, 3)] == [32, 528, 5984] == [32, feature_dim(32, 2), 5984]
 
 
 def test_degree2_function_gradcheck():

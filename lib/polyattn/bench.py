@@ -97,6 +97,44 @@ def attention_cases(specs: Optional[Sequence[str]] = None, paths: Optional[Seque
     return cases
 
 
+def matmul_flops(n: int, head_dim: int, path: str, degree: Optional[int] = None, value_dim: Optional[int] = None,
+                 causal: bool = False) -> float:
+    """Floating-point operations of the matrix products of one forward+backward pass, per
+    batch-head (a multiply-add counts 2; elementwise work is not counted).
+
+    ``sdpa`` and ``blocked``: 7 products of size N x N x d (2 forward, 5 backward, one of
+    them recomputing the scores); ``naive``: 6 (it stores the score matrix instead);
+    ``linear``: 6 products of size N x F x d_v with F = C(d + p - 1, p) features for
+    degree ``p`` (so F = d for p = 1).  A causal mask halves the quadratic work (tiles
+    above the diagonal are skipped) and is ignored for ``linear``.
+    """
+    from .kernels.linear import monomial_count
+
+    dv = value_dim or head_dim
+    if path in ("sdpa", "blocked", "naive"):
+        # products over d: Q K^T (twice unless stored), dS K, dS^T Q; over d_v: P V, dO V^T, P^T dO
+        over_d = 3 if path == "naive" else 4
+        flops = 2.0 * n * n * (over_d * head_dim + 3 * dv)
+        return flops / 2 if causal else flops
+    if path == "linear":
+        if degree is None:
+            raise ValueError("the linear path's cost depends on the degree p; pass degree=1 or 2")
+        return 6 * 2.0 * n * monomial_count(head_dim, degree) * dv
+    raise ValueError(f"unknown path {path!r}; use sdpa, blocked, naive or linear")
+
+
+def flops_records(ns: Sequence[int], cases: Sequence[Case], batch: int = 8, heads: int = 4, head_dim: int = 32,
+                  causal: bool = False) -> list[dict]:
+    """``{activation, path, n, gflop}``: :func:`matmul_flops` of each case, all batch-heads."""
+    rows = []
+    for n in ns:
+        for c in cases:
+            degree = linear_degree(c.activation) if c.path == "linear" else None
+            flops = matmul_flops(n, head_dim, c.path, degree, causal=causal) * batch * heads
+            rows.append({"activation": c.activation, "path": c.path, "n": n, "gflop": flops / 1e9})
+    return rows
+
+
 def make_inputs(n: int, batch: int = 8, heads: int = 4, head_dim: int = 32, seed: int = 0):
     """q, k, v (requiring grad) and the incoming gradient, ``[batch, heads, n, head_dim]``."""
     g = torch.Generator().manual_seed(seed)
@@ -180,8 +218,12 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                         paths: Optional[Sequence[str]] = None, batch: int = 8, heads: int = 4,
                         head_dim: int = 32, causal: bool = False, rounds: int = 5,
                         round_budget_s: float = 60.0, memory: bool = True, naive_max_n: int = NAIVE_MAX_N,
-                        threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None) -> list[dict]:
+                        threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None,
+                        cases: Optional[Sequence[Case]] = None) -> list[dict]:
     """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa}``, SDPA softmax first.
+
+    The configurations are ``attention_cases(specs, paths)``, or ``cases`` when given
+    (the reference is added in front when missing).
 
     For each N: one warm-up call per configuration, then interleaved rounds (at most
     ``rounds``, fewer when one round takes longer than ``round_budget_s / rounds``, but
@@ -196,7 +238,13 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     _, clock = _clock(threads)
-    cases = attention_cases(specs, paths)
+    if cases is None:
+        cases = attention_cases(specs, paths)
+    else:
+        cases = [REFERENCE] + [Case(activations.canonical(c.activation), c.path) for c in cases if c != REFERENCE]
+        for c in cases:
+            if c.path not in paths_for(c.activation):
+                raise ValueError(f"{c.activation!r} has no path {c.path!r}; its paths: {paths_for(c.activation)}")
     records = []
     try:
         for n in ns:

@@ -36,6 +36,14 @@ FEATURE_CHUNK_ELEMENTS = 1 << 21
 _QUARTIC_ROOT_2 = 2.0 ** 0.25
 
 
+def monomial_count(d: int, p: int) -> int:
+    """Features an exact degree-p map needs in d dimensions: the monomials of degree p,
+    C(d + p - 1, p) (d for p = 1, d (d + 1) / 2 for p = 2, 5984 for p = 3 and d = 32)."""
+    if d < 1 or p < 1:
+        raise ValueError(f"monomial_count needs d >= 1 and p >= 1, got d={d}, p={p}")
+    return math.comb(d + p - 1, p)
+
+
 def feature_dim(d: int, p: int) -> int:
     """Number of features of the exact degree-p map (p = 1: d; p = 2: d (d + 1) / 2)."""
     if p == 1:
