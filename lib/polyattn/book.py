@@ -43,6 +43,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from .results import cpu_model, git
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(__file__).resolve().parent
 PRESETS = ("smoke", "book", "paper")
@@ -473,35 +475,17 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def _git(root: Path, *args) -> Optional[str]:
-    try:
-        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def environment(root: Path = REPO_ROOT) -> dict:
     """Commit, package versions, Python and hardware of this build."""
-    commit = _git(root, "rev-parse", "HEAD")
-    dirty = _git(root, "status", "--porcelain", "--", "lib", "chapters", "requirements.txt")
+    commit = git("rev-parse", "HEAD", root=root)
+    dirty = git("status", "--porcelain", "--", "lib", "chapters", "requirements.txt", root=root)
     info = {
         "git commit": (commit or "unknown") + (" (uncommitted changes)" if dirty else ""),
         "python": platform.python_version(),
     }
     for dist in ("torch", "numpy", "jupyter-book", "myst-nb", "papermill", "polyattn"):
         info[dist] = _version(dist)
-    info["CPU"] = _cpu_model()
+    info["CPU"] = cpu_model()
     info["cores"] = str(os.cpu_count())
     info["platform"] = platform.platform()
     return info

@@ -59,15 +59,16 @@ def record_path(config, root: Path | None = None) -> Path:
 
 # --- provenance ---------------------------------------------------------------------------
 
-def _git(*args) -> str | None:
+def git(*args, root: Path = REPO_ROOT) -> str | None:
+    """A git command's output in ``root``; None where git or the repository is missing."""
     try:
-        out = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
         return out.stdout.strip() if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -80,7 +81,7 @@ def _cpu_model() -> str:
 def hardware(device: str = "cpu") -> dict:
     import torch
 
-    info = {"cpu": _cpu_model(), "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+    info = {"cpu": cpu_model(), "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
             "device": device, "platform": platform.platform()}
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(device)
@@ -100,8 +101,8 @@ def packages() -> dict:
 
 
 def provenance(device: str = "cpu") -> dict:
-    status = _git("status", "--porcelain", "--", "lib", "pyproject.toml", "requirements.txt")
-    return {"git_commit": _git("rev-parse", "HEAD"), "git_dirty": bool(status) if status is not None else None,
+    status = git("status", "--porcelain", "--", "lib", "pyproject.toml", "requirements.txt")
+    return {"git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(status) if status is not None else None,
             "packages": packages(), "hardware": hardware(device),
             "started": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
