@@ -8,7 +8,8 @@
 ``F.scaled_dot_product_attention`` (softmax, "sdpa") measured in the same run.
 
 * Time: the median over interleaved rounds (every configuration runs once per round,
-  after one warm-up call each), so slow phases of a shared machine hit all of them.
+  after warm-up calls; a short call is repeated within a sample), so slow phases of a
+  shared machine hit all of them.
   With one thread (the default) the clock is the process CPU time, which is what the
   computation costs whatever else the machine runs; with more threads it is wall time.
 * Peak memory: PyTorch's CPU allocator reports every allocation and free to
@@ -145,14 +146,15 @@ def make_inputs(n: int, batch: int = 8, heads: int = 4, head_dim: int = 32, seed
 def attention_call(case: Case, q, k, v, causal: bool = False) -> Callable[[], torch.Tensor]:
     """A function computing the attention output of ``case`` (the path is forced).
 
-    The reference calls ``F.scaled_dot_product_attention`` directly (``is_causal`` for
-    causal masks, its fastest form); the others go through ``attention`` as the model
-    does, with their ``Attend`` module built once.
+    Every case goes through ``attention`` as the model does (softmax on the sdpa path
+    calls ``F.scaled_dot_product_attention``), with its ``Attend`` module built once;
+    under a causal mask the reference calls SDPA with ``is_causal=True``, its fastest
+    form, instead of the dense mask ``attention`` would pass.
     """
-    if case.path == "sdpa":
-        if case.activation != "softmax":
-            raise ValueError(f"the sdpa path computes softmax only, not {case.activation!r}")
-        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    if case.path == "sdpa" and case.activation != "softmax":
+        raise ValueError(f"the sdpa path computes softmax only, not {case.activation!r}")
+    if case.path == "sdpa" and causal:
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
     attend = Attend(case.activation)
     return lambda: attention(q, k, v, attend, causal=causal, path=case.path)
 
@@ -219,17 +221,18 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                         head_dim: int = 32, causal: bool = False, rounds: int = 5,
                         round_budget_s: float = 60.0, memory: bool = True, naive_max_n: int = NAIVE_MAX_N,
                         threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None,
-                        cases: Optional[Sequence[Case]] = None) -> list[dict]:
+                        cases: Optional[Sequence[Case]] = None, sample_s: float = 0.05) -> list[dict]:
     """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa}``, SDPA softmax first.
 
     The configurations are ``attention_cases(specs, paths)``, or ``cases`` when given
     (the reference is added in front when missing).
 
-    For each N: one warm-up call per configuration, then interleaved rounds (at most
-    ``rounds``, fewer when one round takes longer than ``round_budget_s / rounds``, but
-    at least two), the median per configuration; then one profiled call each for the
-    peak memory (``peak_mb`` is None with ``memory=False``).  The naive path is skipped
-    above ``naive_max_n``.
+    For each N: two warm-up calls per configuration (the second sizes the samples), then
+    interleaved rounds (at most ``rounds``, fewer when they would take longer than
+    ``round_budget_s``, but at least two); a sample repeats a short call until it lasts
+    about ``sample_s``; the median sample per configuration.  Then one profiled call
+    each for the peak memory (``peak_mb`` is None with ``memory=False``).  The naive
+    path is skipped above ``naive_max_n``.
     """
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
@@ -251,18 +254,23 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             q, k, v, grad = make_inputs(n, batch, heads, head_dim, seed)
             active = [c for c in cases if c.path != "naive" or n <= naive_max_n]
             runs = {c: forward_backward(c, q, k, v, grad, causal) for c in active}
-            first = {}
-            for c, fn in runs.items():                      # warm-up, and the length of one round
+            single = {}
+            for c, fn in runs.items():                      # warm-up, then one call to size the samples
+                fn()
                 t0 = clock()
                 fn()
-                first[c] = clock() - t0
-            n_rounds = max(min(2, rounds), min(rounds, int(round_budget_s / max(sum(first.values()), 1e-9))))
+                single[c] = max(clock() - t0, 1e-6)
+            # short calls are repeated inside one sample, so each sample lasts ~sample_s
+            inner = {c: max(1, round(sample_s / t)) for c, t in single.items()}
+            round_s = sum(inner[c] * single[c] for c in active)
+            n_rounds = max(min(2, rounds), min(rounds, int(round_budget_s / round_s)))
             times = {c: [] for c in active}
             for _ in range(n_rounds):
                 for c, fn in runs.items():
                     t0 = clock()
-                    fn()
-                    times[c].append(clock() - t0)
+                    for _ in range(inner[c]):
+                        fn()
+                    times[c].append((clock() - t0) / inner[c])
             peaks = {}
             for c, fn in runs.items():
                 if memory:
@@ -421,6 +429,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--causal", action="store_true")
     a.add_argument("--rounds", type=int, default=5)
     a.add_argument("--round-budget", type=float, default=60.0, help="seconds of timed rounds per N (at least 2 rounds)")
+    a.add_argument("--sample", type=float, default=0.05, help="seconds per timed sample (short calls repeat)")
     a.add_argument("--naive-max-n", type=int, default=NAIVE_MAX_N)
     a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
     a.add_argument("--threads", type=int, default=1)
@@ -444,7 +453,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parser.error(f"--paths: unknown path(s) {sorted(set(paths) - {'sdpa', 'blocked', 'linear', 'naive'})}")
         records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
                                       args.causal, args.rounds, args.round_budget, not args.no_memory,
-                                      args.naive_max_n, args.threads, progress=progress)
+                                      args.naive_max_n, args.threads, progress=progress, sample_s=args.sample)
         settings = {"batch": args.batch, "heads": args.heads, "head dim": args.head_dim,
                     "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
         print(format_attention_table(records, settings))

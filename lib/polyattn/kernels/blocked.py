@@ -6,22 +6,26 @@ recomputes each score tile (as FlashAttention does) and accumulates dQ, dK and d
 
     dP = dO V^T,   dS = dP * g'(S),   dQ = dS K,   dK = dS^T Q,   dV = P^T dO
 
-A tile is (a group of batch-heads) x (a query block) x (a key block), at most
-``TILE_ELEMENTS`` scores.  Why these choices (measured on a 2-core CPU):
+A tile is (a group of batch-heads) x (a query block) x (a key block): either whole
+score matrices of several batch-heads (short sequences: the loop runs a few times) or
+a block of one head (long sequences).  Why these choices (measured on a 2-core CPU,
+one thread):
 
-* every tile lives in one of two or three preallocated buffers, filled with ``out=``
-  and in-place operations: a fresh multi-megabyte tensor per tile costs page faults
-  that take longer than the arithmetic on it;
-* tiles of ~1-2 MiB stay in cache between the matrix product that writes them and
-  the elementwise passes that read them;
-* for short sequences a tile holds whole score matrices of several batch-heads, so
-  the Python loop runs a handful of times only.
+* every slice of the ``[B*H, N, d]`` tensors a tile touches is contiguous, so the
+  matrix products read and write in place, without copies;
+* a tile (0.5-1 MiB) lives in scratch buffers kept between calls and filled with
+  ``out=`` and in-place operations: a fresh tensor per tile costs page faults, and
+  a tile that stays in cache is cheap to pass over between the products;
+* long query blocks make the transposed products (dV = P^T dO, dK = dS^T Q)
+  efficient; causal masks use square blocks so tiles above the diagonal are skipped.
 
-Conventions: tensors are ``[B*H, N, d]`` float32; ``q`` is scaled by 1/sqrt(d) one
-block at a time; padding keys arrive with zeroed k and v rows (so their scores are 0
-and their values contribute exactly nothing); causal masking zeroes the invisible part
-of diagonal tiles with ``masked_fill`` after the activation, and tiles wholly above the
-diagonal are skipped.
+Conventions: tensors are ``[B*H, N, d]`` float32.  The score scale 1/sqrt(d) is
+applied to q, or, for a homogeneous activation (g(c s) = c^k g(s): poly, relu_n),
+to the outputs as (1/sqrt(d))^k.  A row scale shared by all rows (1/sqrt(N) without
+masks) becomes a number folded into the final scalings.  Padding keys arrive with
+zeroed k and v rows (their scores are 0 and their values contribute exactly nothing);
+causal masking zeroes the invisible part of diagonal tiles with ``masked_fill`` after
+the activation.
 """
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ Causal masks (and the per-row N that comes with them) use chunked linear attenti
 inside a chunk of ``C`` queries the weights are computed directly (``C x C``), across
 chunks a running state ``sum_j phi(k_j) v_j^T`` is carried by a cumulative sum over
 chunk states.  Padding keys are zeroed (``phi(0) = 0``), so they contribute exactly
-nothing.  Gradients come from autograd on these matrix products.
+nothing.  The non-causal degree-2 form is an autograd Function that builds the features
+chunk by chunk (and rebuilds them in backward); the other forms are matrix products
+differentiated by autograd, with a hand-written backward for the feature map.
 """
 from __future__ import annotations
 
