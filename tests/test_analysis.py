@@ -330,16 +330,16 @@ def test_cls_attention_shapes_and_softmax_mass():
 
 
 def test_attention_map_config_uses_table1_recipe():
-    cfg = A.attention_map_config("poly:p=3", "smoke")
+    cfg = vit.attention_map_config("poly:p=3", "smoke")
     base = vit.table1("smoke")[0]
     assert cfg.activation == "poly:p=3" and cfg.patch_size == base.patch_size and cfg.lr == base.lr
     assert cfg.probe_every == 0 and cfg.experiment == "vit_attention_maps"
     with pytest.raises(ValueError, match="paper"):
-        A.attention_map_config("softmax", "paper")
+        vit.attention_map_config("softmax", "paper")
 
 
 def test_train_with_model_returns_the_trained_model_in_eval_mode():
-    cfg = A.attention_map_config("poly:p=3", "smoke").replace(train_subset=64, test_subset=32, batch_size=32)
+    cfg = vit.attention_map_config("poly:p=3", "smoke").replace(train_subset=64, test_subset=32, batch_size=32)
     rec, model = A.train_with_model(cfg)
     assert "model" not in rec and rec["status"] == "ok"
     assert not model.training

@@ -95,6 +95,24 @@ def scale_sweep(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return out
 
 
+#: How much the attention-map models train, per preset (a short retraining; records keep no weights).
+ATTENTION_MAP_SCALE = {
+    "smoke": dict(train_subset=256, test_subset=64, epochs=1, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=2000, test_subset=500, epochs=2, batch_size=32, warmup_epochs=0.5),
+}
+
+
+def attention_map_config(activation: str, preset: str = "book", seed: int = 0):
+    """The configuration of a short retraining of table 1's model with ``activation``, for
+    attention maps: table 1's recipe (model, patch, optimiser) at :data:`ATTENTION_MAP_SCALE`."""
+    if preset not in ATTENTION_MAP_SCALE:
+        raise ValueError(f"attention maps are retrained for the presets {sorted(ATTENTION_MAP_SCALE)}, "
+                         f"not {preset!r} (the paper's models need ImageNet and GPUs)")
+    base = table1(preset, seeds=[seed])[0]
+    return base.replace(experiment="vit_attention_maps", activation=activation, probe_every=0, param_probes=0,
+                        **ATTENTION_MAP_SCALE[preset])
+
+
 def paper_configs(device: str = "cuda") -> list[TrainConfig]:
     """The paper's ViT configurations as runnable configs (Tables 1-2).
 
