@@ -153,6 +153,64 @@ def test_blocked_function_gradcheck():
         assert torch.autograd.gradcheck(lambda a, b, c: BlockedAttention.apply(a, b, c, n, plan), (q, k, v))
 
 
+@pytest.mark.parametrize("spec", ELEMENTWISE_SPECS)
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[4], SHAPES[7], SHAPES[8]])
+@pytest.mark.parametrize("grads", ["qkv", "v", "q"])
+def test_kept_weights_give_the_same_numbers_as_recomputing(spec, shape, grads, monkeypatch):
+    # short sequences keep P and g'(S) from the forward pass; the numbers must not change
+    from polyattn.kernels import blocked
+    shape = {"n_mode": "row", "causal": False, "padded": False, **shape}
+    q, k, v, go, kpm = _inputs(2, 3, shape["n_q"], shape["n_k"], 8, 5, 0, shape["padded"])
+    results, kept = [], []
+    real_forward = blocked.blocked_forward
+
+    def spy(plan, *args):
+        kept.append(plan.keep)
+        return real_forward(plan, *args)
+
+    monkeypatch.setattr(blocked, "blocked_forward", spy)
+    for limit in (blocked.KEEP_ELEMENTS, 0):
+        monkeypatch.setattr(blocked, "KEEP_ELEMENTS", limit)
+        leaves = [t.float().detach().requires_grad_(name in grads) for name, t in zip("qkv", (q, k, v))]
+        out = fused_attention(*leaves, spec, key_padding_mask=kpm, causal=shape["causal"],
+                              n_mode=shape["n_mode"], path="blocked")
+        out.backward(go.float())
+        results.append([out.detach()] + [t.grad for t in leaves])
+    assert kept == [True, False]
+    for a, b in zip(*results):
+        assert (a is None and b is None) or torch.equal(a, b)
+
+
+def test_kept_weights_only_for_a_single_tile_with_gradients(monkeypatch):
+    kern = elementwise_kernel(activations.get("poly:p=3"))
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(4, 9, 8, generator=g, requires_grad=True) for _ in range(3))
+    n = torch.full((1, 1, 1), 9.0)
+    plans = {}
+    for name, blocks in (("single", (4, 9, 9)), ("tiled", (2, 9, 9))):
+        plan = _Plan(kern, False, 0, *blocks, 8 ** -0.5, 4, 9, 9)
+        plan.keep = True
+        BlockedAttention.apply(q, k, v, n, plan)
+        plans[name] = plan.keep
+    assert plans == {"single": True, "tiled": False}
+    # blocked_attention asks for it only when a gradient will be needed
+    seen = []
+    real_apply = BlockedAttention.apply
+    monkeypatch.setattr(BlockedAttention, "apply", lambda *a: seen.append(a[-1].keep) or real_apply(*a))
+    blocked_attention(q, k, v, kern, n)
+    with torch.no_grad():
+        blocked_attention(q, k, v, kern, n)
+    blocked_attention(q.detach(), k.detach(), v.detach(), kern, n)
+    monkeypatch.undo()
+    assert seen == [True, False, False]
+    kept = _Plan(kern, True, 0, 2, 6, 6, 0.5, 2, 6, 6)
+    kept.keep = True
+    qd, kd, vd = (t[:2, :6, :4].detach().double().requires_grad_() for t in (q, k, v))
+    nd = torch.arange(1, 7, dtype=torch.float64).view(1, 6, 1)
+    assert torch.autograd.gradcheck(lambda a, b, c: BlockedAttention.apply(a, b, c, nd, kept), (qd, kd, vd))
+    assert kept.keep
+
+
 def test_degree2_features_are_exact():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(5, 7, dtype=torch.float64, generator=g)
