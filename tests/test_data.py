@@ -37,6 +37,20 @@ def test_fashion_mnist_is_staged_from_gzipped_idx_files(tmp_path):
     assert torch.equal(load_fashion_mnist(root=tmp_path / "root", source=src)[0], tx)
 
 
+def test_processes_staging_at_once_do_not_collide(tmp_path):
+    # two grids started together both stage the dataset; neither may fail
+    import multiprocessing
+    from polyattn.data.fashion_mnist import _stage_raw
+    src = _fake_idx_source(tmp_path)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        assert pool.starmap(_stage_raw, [(tmp_path / "root", src)] * 8) == [True] * 8
+    raw = tmp_path / "root" / "FashionMNIST" / "raw"
+    assert sorted(p.name for p in raw.iterdir()) == sorted(FILES)       # no temporary left behind
+    for name in FILES:
+        assert (raw / name).read_bytes() == gzip.open(src / f"{name}.gz").read()
+
+
 def test_missing_fashion_mnist_names_the_debian_package(tmp_path, monkeypatch):
     from torchvision.datasets import FashionMNIST
 

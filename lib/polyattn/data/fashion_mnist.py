@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import torch
@@ -31,10 +32,16 @@ def _stage_raw(root: Path, source: Path = DEBIAN_DIR) -> bool:
         return False
     raw.mkdir(parents=True, exist_ok=True)
     for f in FILES:
-        tmp = raw / f"{f}.tmp"
-        with gzip.open(source / f"{f}.gz", "rb") as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, raw / f)
+        if (raw / f).exists():
+            continue
+        # a name of this process's own: processes staging at once each replace the file whole
+        tmp = raw / f"{f}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            with gzip.open(source / f"{f}.gz", "rb") as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(tmp, raw / f)
+        finally:
+            tmp.unlink(missing_ok=True)
     return True
 
 
