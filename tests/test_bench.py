@@ -123,3 +123,29 @@ def test_matmul_flops_count_the_products():
         bench.matmul_flops(n, d, "flash")
     rows = bench.flops_records([10, 20], [REFERENCE, Case("poly:p=1", "linear")], batch=2, heads=3, head_dim=4)
     assert len(rows) == 4 and rows[0]["gflop"] == 3 * 2 * 7 * 2 * 10 * 10 * 4 / 1e9
+
+
+def test_distinct_cost_specs_drop_only_other_constants():
+    specs = ["softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", "poly:p=2", "poly:p=2,c=1/2",
+             "relu_n", "ssmax:s=0.4", "ssmax:s=1"]
+    assert bench.distinct_cost_specs(specs) == ["softmax", "poly:p=3", "poly:p=2", "relu_n", "ssmax:s=0.4",
+                                                "ssmax:s=1"]
+    # the first of a family wins, whether or not it carries a constant
+    assert bench.distinct_cost_specs(["poly:p=3,c=1", "poly:p=3"]) == ["poly:p=3,c=1"]
+
+
+@pytest.mark.parametrize("long_call_s, warmups", [(1e9, 2), (0.0, 1)])
+def test_a_long_warm_up_call_is_not_repeated(monkeypatch, long_call_s, warmups):
+    calls = []
+    real = bench.forward_backward
+
+    def counting(case, *args, **kwargs):
+        fn = real(case, *args, **kwargs)
+        return lambda: calls.append(case) or fn()
+
+    monkeypatch.setattr(bench, "forward_backward", counting)
+    monkeypatch.setattr(bench, "LONG_CALL_S", long_call_s)
+    bench.run_attention_bench([8], cases=[Case("poly:p=3", "blocked")], batch=1, heads=1, head_dim=4, rounds=2,
+                              round_budget_s=1e9, sample_s=0.0, memory=False)
+    # per configuration: the warm-up calls, then two rounds of one call each
+    assert calls.count(REFERENCE) == calls.count(Case("poly:p=3", "blocked")) == warmups + 2

@@ -52,6 +52,8 @@ RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa")
 TRAIN_RECORD_KEYS = ("activation", "images_per_s", "step_ms", "ratio_to_softmax")
 #: The naive path stores several N x N float32 matrices; skip it above this N.
 NAIVE_MAX_N = 1024
+#: A warm-up call at least this long (seconds) also sizes the samples (no second call).
+LONG_CALL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,19 @@ def attention_cases(specs: Optional[Sequence[str]] = None, paths: Optional[Seque
             if case not in cases:
                 cases.append(case)
     return cases
+
+
+def distinct_cost_specs(specs: Sequence[str]) -> list[str]:
+    """``specs`` without those that differ from an earlier one only by the constant ``c``
+    of ``poly:p=P,c=C``: the same kernel with another scalar, so the same cost."""
+    seen, out = set(), []
+    for spec in specs:
+        act = activations.get(spec)
+        key = (act.family, tuple(sorted((k, v) for k, v in act.params.items() if k != "c")))
+        if key not in seen:
+            seen.add(key)
+            out.append(act.spec)
+    return out
 
 
 def matmul_flops(n: int, head_dim: int, path: str, degree: Optional[int] = None, value_dim: Optional[int] = None,
@@ -227,7 +242,8 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
     The configurations are ``attention_cases(specs, paths)``, or ``cases`` when given
     (the reference is added in front when missing).
 
-    For each N: two warm-up calls per configuration (the second sizes the samples), then
+    For each N: two warm-up calls per configuration (the second sizes the samples; one
+    call when it lasts at least ``LONG_CALL_S``), then
     interleaved rounds (at most ``rounds``, fewer when they would take longer than
     ``round_budget_s``, but at least two); a sample repeats a short call until it lasts
     about ``sample_s``; the median sample per configuration.  Then one profiled call
@@ -256,10 +272,14 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             runs = {c: forward_backward(c, q, k, v, grad, causal) for c in active}
             single = {}
             for c, fn in runs.items():                      # warm-up, then one call to size the samples
-                fn()
                 t0 = clock()
                 fn()
-                single[c] = max(clock() - t0, 1e-6)
+                warm = clock() - t0
+                if warm < LONG_CALL_S:                      # a long warm-up call sizes the samples itself
+                    t0 = clock()
+                    fn()
+                    warm = clock() - t0
+                single[c] = max(warm, 1e-6)
             # short calls are repeated inside one sample, so each sample lasts ~sample_s
             inner = {c: max(1, round(sample_s / t)) for c, t in single.items()}
             round_s = sum(inner[c] * single[c] for c in active)
