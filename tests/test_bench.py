@@ -149,3 +149,26 @@ def test_a_long_warm_up_call_is_not_repeated(monkeypatch, long_call_s, warmups):
                               round_budget_s=1e9, sample_s=0.0, memory=False)
     # per configuration: the warm-up calls, then two rounds of one call each
     assert calls.count(REFERENCE) == calls.count(Case("poly:p=3", "blocked")) == warmups + 2
+
+
+def test_ratios_pair_the_samples_of_each_round(monkeypatch):
+    # a slow phase that hits a round hits both configurations of that round: it cancels
+    # (medians of the times alone would give 3 / 10)
+    durations = {REFERENCE: [1, 10, 10], Case("poly:p=3", "blocked"): [2, 20, 3]}
+    calls = {c: 0 for c in durations}
+    now = [0.0]
+
+    def fake_fb(case, *args, **kwargs):
+        def run():
+            i = calls[case]
+            calls[case] += 1
+            now[0] += durations[case][max(0, i - 2)] if i >= 2 else 1.0   # two warm-up calls
+        return run
+
+    monkeypatch.setattr(bench, "forward_backward", fake_fb)
+    monkeypatch.setattr(bench, "_clock", lambda threads: ("cpu", lambda: now[0]))
+    monkeypatch.setattr(bench, "LONG_CALL_S", 1e9)
+    records = bench.run_attention_bench([8], cases=[Case("poly:p=3", "blocked")], batch=1, heads=1, head_dim=4,
+                                        rounds=3, round_budget_s=1e9, sample_s=0.0, memory=False)
+    assert [r["ratio_to_sdpa"] for r in records] == [1.0, 2.0]
+    assert [r["time_ms"] for r in records] == [10000.0, 3000.0]

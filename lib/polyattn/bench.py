@@ -9,7 +9,8 @@
 
 * Time: the median over interleaved rounds (every configuration runs once per round,
   after warm-up calls; a short call is repeated within a sample), so slow phases of a
-  shared machine hit all of them.
+  shared machine hit all of them.  The ratio to SDPA is the median over rounds of the
+  ratio within a round.
   With one thread (the default) the clock is the process CPU time, which is what the
   computation costs whatever else the machine runs; with more threads it is wall time.
 * Peak memory: PyTorch's CPU allocator reports every allocation and free to
@@ -246,7 +247,9 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
     call when it lasts at least ``LONG_CALL_S``), then
     interleaved rounds (at most ``rounds``, fewer when they would take longer than
     ``round_budget_s``, but at least two); a sample repeats a short call until it lasts
-    about ``sample_s``; the median sample per configuration.  Then one profiled call
+    about ``sample_s``; the median sample per configuration (``time_ms``) and the median
+    over rounds of its ratio to the reference's sample in the same round
+    (``ratio_to_sdpa``: a slow phase of a shared machine cancels).  Then one profiled call
     each for the peak memory (``peak_mb`` is None with ``memory=False``).  The naive
     path is skipped above ``naive_max_n``.
     """
@@ -298,11 +301,13 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                     peaks[c] = peak_memory_bytes(fn) / 2 ** 20
                 else:
                     peaks[c] = None
-            ref = statistics.median(times[REFERENCE]) if REFERENCE in times else None
+            ref = times.get(REFERENCE)
             for c in active:
                 t = statistics.median(times[c])
+                # the ratio pairs each round's sample with the reference's sample of that round
+                ratio = statistics.median(a / b for a, b in zip(times[c], ref)) if ref else None
                 records.append({"activation": c.activation, "path": c.path, "n": n, "time_ms": 1e3 * t,
-                                "peak_mb": peaks[c], "ratio_to_sdpa": t / ref if ref else None})
+                                "peak_mb": peaks[c], "ratio_to_sdpa": ratio})
             if progress:
                 progress(f"N={n}: {len(active)} configurations, {n_rounds} rounds")
     finally:
@@ -337,7 +342,8 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
 
     One ViT per activation (same seed, so same initial weights), AdamW, random images
     and labels; after one warm-up step each, ``rounds`` rounds of ``steps`` steps per
-    activation, interleaved; the median step time per activation.
+    activation, interleaved; the median step time per activation, and the median over
+    rounds of the throughput ratio to softmax within each round.
     """
     from .models import build_vit
 
@@ -380,8 +386,10 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
     finally:
         torch.set_num_threads(previous_threads)
     step_s = {s: statistics.median(t) for s, t in times.items()}
+    # throughput ratio per round (softmax's step time over this activation's), then the median
+    ratio = {s: statistics.median(a / b for a, b in zip(times["softmax"], t)) for s, t in times.items()}
     return [{"activation": s, "images_per_s": batch / step_s[s], "step_ms": 1e3 * step_s[s],
-             "ratio_to_softmax": step_s["softmax"] / step_s[s]} for s in specs]
+             "ratio_to_softmax": ratio[s]} for s in specs]
 
 
 def format_train_table(records: list[dict], settings: Optional[dict] = None) -> str:
