@@ -310,7 +310,9 @@ def test_deviations_table_comes_from_configs():
     assert t.loc["epochs", "this book"] == str(cfgs[0].epochs)
     assert t.loc["epochs", "paper"] == _join({c.epochs for c in vit.paper_configs()})
     assert str(cfgs[0].train_subset) in t.loc["dataset", "this book"]
-    assert t.loc["seeds per configuration", "this book"] == str(len({c.seed for c in cfgs}))
+    assert t.loc["seeds per configuration", "this book"] == str(len({c.seed for c in cfgs})) == "5"
+    mixed = A.deviations_table(cfgs + vit.table2("book"), vit.paper_configs()).set_index("")
+    assert mixed.loc["seeds per configuration", "this book"] == "3, 5"
     assert "49 patches + CLS" in t.loc["images and tokens", "this book"]
     assert t.loc["seeds per configuration", "paper"] == str(len({c.seed for c in vit.paper_configs()}))
     assert "196 patches + CLS" in t.loc["images and tokens", "paper"]

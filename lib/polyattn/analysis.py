@@ -21,6 +21,7 @@ never enters a mean silently, and every summary counts it.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Optional, Sequence
@@ -814,6 +815,12 @@ def _subset_text(ov) -> str:
     return f"train subset {_join(one(v) for v in ov['train_subset'])}, test subset {_join(one(v) for v in ov['test_subset'])}"
 
 
+def _seeds_per_config(configs) -> str:
+    """The distinct numbers of seeds a configuration (everything but the seed) is run with."""
+    from .results import config_hash
+    return _join(set(Counter(config_hash(c) for c in configs).values()))
+
+
 def deviations_table(configs, paper_configs, n_params: Optional[dict] = None) -> pd.DataFrame:
     """What the paper trained against what this book trains, both from configuration grids.
 
@@ -838,7 +845,7 @@ def deviations_table(configs, paper_configs, n_params: Optional[dict] = None) ->
         ("warm-up epochs", _join(paper["warmup_epochs"]), _join(book["warmup_epochs"])),
         ("recipe", recipe(paper), recipe(book)),
         ("activations", _join(paper["activation"]), _join(book["activation"])),
-        ("seeds per configuration", str(len(paper["seed"])), str(len(book["seed"]))),
+        ("seeds per configuration", _seeds_per_config(paper_configs), _seeds_per_config(configs)),
     ]
     return pd.DataFrame(rows, columns=["", "paper", "this book"])
 
