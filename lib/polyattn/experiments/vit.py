@@ -22,7 +22,7 @@ TABLE1_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", 
 #: The three activations whose norms chapter 03 follows during training.
 NORM_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
 #: Figure 1 analogue: the constant c in c*x^3, for three sequence lengths.
-SCALE_CONSTANTS = ("1/32", "1/8", "1/2")
+SCALE_CONSTANTS = ("1/32", "1/8", "1/2", "2")
 SCALE_PATCHES = (2, 4, 7)  # 28x28 images: 196, 49 and 16 patches (+ CLS)
 
 # Per-preset training scale (Fashion-MNIST subsets; the test subset is the same for every run).
