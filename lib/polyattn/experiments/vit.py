@@ -21,8 +21,8 @@ TABLE1_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", 
                       "relu_n", "sigmoid", "softpick")
 #: The three activations whose norms chapter 03 follows during training.
 NORM_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
-#: Figure 1 analogue: the constant c in c*x^3, for three sequence lengths.
-SCALE_CONSTANTS = ("1/32", "1/8", "1/2", "2")
+#: Figure 1 analogue: the constant c in c*x^3 (a factor 4 apart), for three sequence lengths.
+SCALE_CONSTANTS = ("1/32", "1/8", "1/2", "2", "8")
 SCALE_PATCHES = (2, 4, 7)  # 28x28 images: 196, 49 and 16 patches (+ CLS)
 
 # Per-preset training scale (Fashion-MNIST subsets; the test subset is the same for every run).
