@@ -399,6 +399,12 @@ def test_every_page_renders_in_chromium(served_site, browser):
         browser.save_screenshot(str(shots / f"{name}.png"))
         browser.set_window_size(1280, 1600)
         severe = [e["message"] for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+        # Chromium may probe /favicon.ico at the server root before it reads the page's own
+        # icon link; the page must declare its icon, and that probe is not the page's error
+        icons = browser.execute_script("return document.querySelectorAll('link[rel~=\"icon\"]').length")
+        if not icons:
+            problems.append(f"{page}: no icon declared")
+        severe = [m for m in severe if not (icons and m.split(" ", 1)[0].endswith("/favicon.ico"))]
         if severe:
             problems.append(f"{page}: console errors: {severe}")
     assert not problems, "\n".join(problems)
