@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import activations
+from .results import config_hash
 
 PERCENT = 100.0
 #: The smallest number of pairs for which a two-sided Wilcoxon signed-rank test can reach
@@ -817,7 +818,6 @@ def _subset_text(ov) -> str:
 
 def _seeds_per_config(configs) -> str:
     """The distinct numbers of seeds a configuration (everything but the seed) is run with."""
-    from .results import config_hash
     return _join(set(Counter(config_hash(c) for c in configs).values()))
 
 

@@ -101,6 +101,12 @@ def attention_cases(specs: Optional[Sequence[str]] = None, paths: Optional[Seque
     return cases
 
 
+def paired_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """The median over rounds of ``numerators[r] / denominators[r]``: samples of one round
+    are paired, so a slow phase of a shared machine that hits the round cancels."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
+
+
 def distinct_cost_specs(specs: Sequence[str]) -> list[str]:
     """``specs`` without those that differ from an earlier one only by the constant ``c``
     of ``poly:p=P,c=C``: the same kernel with another scalar, so the same cost."""
@@ -304,8 +310,7 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             ref = times.get(REFERENCE)
             for c in active:
                 t = statistics.median(times[c])
-                # the ratio pairs each round's sample with the reference's sample of that round
-                ratio = statistics.median(a / b for a, b in zip(times[c], ref)) if ref else None
+                ratio = paired_ratio(times[c], ref) if ref else None
                 records.append({"activation": c.activation, "path": c.path, "n": n, "time_ms": 1e3 * t,
                                 "peak_mb": peaks[c], "ratio_to_sdpa": ratio})
             if progress:
@@ -386,8 +391,8 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
     finally:
         torch.set_num_threads(previous_threads)
     step_s = {s: statistics.median(t) for s, t in times.items()}
-    # throughput ratio per round (softmax's step time over this activation's), then the median
-    ratio = {s: statistics.median(a / b for a, b in zip(times["softmax"], t)) for s, t in times.items()}
+    # throughput ratio: softmax's step time over this activation's, paired by round
+    ratio = {s: paired_ratio(times["softmax"], t) for s, t in times.items()}
     return [{"activation": s, "images_per_s": batch / step_s[s], "step_ms": 1e3 * step_s[s],
              "ratio_to_softmax": ratio[s]} for s in specs]
 
