@@ -6,6 +6,8 @@ GRIDS = {
     "vit_table1": vit.table1,
     "vit_table2": vit.table2,
     "vit_scale": vit.scale_sweep,
+    "vit_converged": vit.converged,
+    "vit_unclipped": vit.unclipped,
 }
 
 __all__ = ["GRIDS", "vit"]

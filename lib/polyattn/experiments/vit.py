@@ -99,6 +99,43 @@ def scale_sweep(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return out
 
 
+#: The converged tier of Table 1: full Fashion-MNIST, trained until softmax's test accuracy
+#: levels off (every epoch's test accuracy is recorded, so the plateau is shown, not assumed).
+CONVERGED_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", "poly:p=1")
+CONVERGED_SEEDS = {**DEFAULT_SEEDS, "book": (0, 1, 2, 3, 4)}
+#: The same tier without gradient clipping: does anything diverge, and when?
+UNCLIPPED_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
+_CONVERGED_SCALE = {
+    "smoke": dict(train_subset=512, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=None, test_subset=None, epochs=20, batch_size=128, warmup_epochs=1.0),
+}
+_CONVERGED_PROBES = dict(probe_metrics=("attn_fro", "act_jac_fro", "grad_attn_fro"), param_probes=0)
+
+
+def _converged_probe_every(preset) -> int:
+    sc = _CONVERGED_SCALE[preset]
+    steps = (sc["train_subset"] or 60000) // sc["batch_size"] * sc["epochs"]
+    return max(1, steps // 10)
+
+
+def converged(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """Table 1's model (micro ViT, patch 4) on all 60,000 training images, 20 epochs, clipped at 1."""
+    if preset == "paper":
+        return paper_configs()
+    return [_cfg(preset, "vit_converged", _CONVERGED_SCALE, activation=act, patch_size=4, model="micro", seed=s,
+                 probe_every=_converged_probe_every(preset), **_CONVERGED_PROBES)
+            for act in CONVERGED_ACTIVATIONS for s in seeds_for(preset, seeds, CONVERGED_SEEDS)]
+
+
+def unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """The converged tier without gradient clipping (``clip_grad=0``), for three activations."""
+    if preset == "paper":
+        return paper_configs()
+    return [_cfg(preset, "vit_unclipped", _CONVERGED_SCALE, activation=act, patch_size=4, model="micro", seed=s,
+                 clip_grad=0.0, probe_every=_converged_probe_every(preset), **_CONVERGED_PROBES)
+            for act in UNCLIPPED_ACTIVATIONS for s in seeds_for(preset, seeds)]
+
+
 #: How much the attention-map models train, per preset (a short retraining; records keep no weights).
 ATTENTION_MAP_SCALE = {
     "smoke": dict(train_subset=256, test_subset=64, epochs=1, batch_size=64, warmup_epochs=0.5),
