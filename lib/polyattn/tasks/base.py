@@ -1,0 +1,88 @@
+"""The task protocol: what a task gives the one training loop (:func:`polyattn.train.fit`).
+
+A task is a small object registered by name in :data:`polyattn.tasks.TASKS`.  It knows its
+data, its model, its loss and its evaluation; ``fit`` knows seeding, optimisers, schedules,
+clipping, probes, divergence, checkpoints, DDP and records, and nothing about the task::
+
+    class Task:
+        name: str                                     # "images", "lra", "pde", "charlm", ...
+        def metrics(self, config) -> list[Metric]     # what evaluate() returns, declared
+        def seq_lens(self, config) -> dict[str, int]  # the sequence length(s) N of the model
+        def load(self, config, world, rank) -> data   # any object; loaded once per run
+        def build_model(self, config, data) -> nn.Module
+        def steps_per_epoch(self, config, data) -> int
+        def batches(self, config, data, epoch, world, rank) -> Iterable[Batch]
+        def loss(self, model, batch, config) -> (loss tensor, {name: float} train statistics)
+        def evaluate(self, model, config, data) -> {name: float}   # the declared metrics
+
+A :class:`Batch` carries its inputs, its targets and its masks (as the Annotated
+Transformer's batch does); ``size`` is the number of examples it weighs in epoch averages.
+The model declares which parameters take weight decay (``model.decay_groups()``, as
+nanoGPT's ``configure_optimizers`` does), or ``fit`` falls back to the rule "matrices decay,
+vectors do not".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric's declaration: its name in the record, its unit, its direction and its display scale.
+
+    ``scale`` multiplies stored values for display (accuracy is stored as a fraction and shown
+    in per cent: ``scale=100``, ``unit="%"``).
+    """
+    name: str
+    unit: str = ""
+    higher_is_better: bool = True
+    scale: float = 1.0
+    label: str = ""
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "unit": self.unit, "higher_is_better": self.higher_is_better,
+                "scale": self.scale, "label": self.label or self.name}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Metric":
+        return cls(name=d["name"], unit=d.get("unit", ""), higher_is_better=bool(d.get("higher_is_better", True)),
+                   scale=float(d.get("scale", 1.0)), label=d.get("label", ""))
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether value ``a`` is strictly better than ``b``."""
+        return a > b if self.higher_is_better else a < b
+
+    def signed(self, diff: float) -> float:
+        """A difference (candidate - baseline) oriented so that positive means better."""
+        return diff if self.higher_is_better else -diff
+
+
+#: The image-classification metrics (also what records without declarations hold).
+ACCURACY = Metric("test_acc", unit="%", higher_is_better=True, scale=100.0, label="test accuracy")
+TEST_LOSS = Metric("test_loss", unit="nats", higher_is_better=False, scale=1.0, label="test loss")
+
+
+@dataclass
+class Batch:
+    """One batch: model inputs, the training target, the label the metric compares against,
+    and the masks (``key_padding_mask`` ``[B, N]`` True = a real token; ``causal``)."""
+    inputs: Any
+    target: Any = None
+    label: Any = None
+    key_padding_mask: Optional[Any] = None
+    causal: bool = False
+    size: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def to(self, device) -> "Batch":
+        def move(x):
+            if hasattr(x, "to"):
+                return x.to(device)
+            if isinstance(x, (tuple, list)):
+                return type(x)(move(v) for v in x)
+            if isinstance(x, dict):
+                return {k: move(v) for k, v in x.items()}
+            return x
+        return Batch(move(self.inputs), move(self.target), move(self.label), move(self.key_padding_mask),
+                     self.causal, self.size, {k: move(v) for k, v in self.extra.items()})
