@@ -266,7 +266,7 @@ class Recorder:
         unknown = [m for m in metrics if m not in METRIC_ROWS]
         if unknown or not metrics:
             raise ValueError(f"unknown probe metric(s) {unknown or metrics}; choose from {METRICS}")
-        if param_probes < 1:
+        if "param_jac_fro" in metrics and param_probes < 1:
             raise ValueError(f"param_probes must be a positive number of probe vectors, got {param_probes}")
         if param_samples < 1:
             raise ValueError(f"param_samples must be a positive number of samples, got {param_samples}")
