@@ -66,6 +66,7 @@ book: setup
 	$(PY) -m polyattn.book --preset $(PRESET)
 
 test: setup system-browser
+	$(PY) -m ruff check lib tests
 	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS) tests
 
 clean:

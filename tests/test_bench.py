@@ -5,9 +5,18 @@ import pytest
 import torch
 
 from polyattn import bench
+from polyattn.bench import (
+    RECORD_KEYS,
+    REFERENCE,
+    TRAIN_RECORD_KEYS,
+    Case,
+    attention_cases,
+    forward_backward,
+    make_inputs,
+    paths_for,
+    peak_memory_bytes,
+)
 from polyattn.kernels import blocked as _blocked
-from polyattn.bench import (RECORD_KEYS, REFERENCE, TRAIN_RECORD_KEYS, Case, attention_cases, forward_backward,
-                            make_inputs, paths_for, peak_memory_bytes)
 
 TINY = dict(batch=1, heads=2, head_dim=4, rounds=1)
 

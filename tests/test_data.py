@@ -40,6 +40,7 @@ def test_fashion_mnist_is_staged_from_gzipped_idx_files(tmp_path):
 def test_processes_staging_at_once_do_not_collide(tmp_path):
     # two grids started together both stage the dataset; neither may fail
     import multiprocessing
+
     from polyattn.data.fashion_mnist import _stage_raw
     src = _fake_idx_source(tmp_path)
     ctx = multiprocessing.get_context("fork")

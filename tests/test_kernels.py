@@ -5,18 +5,16 @@ at most twice the naive float32 path's error, plus a floor scaled to the magnitu
 of the quantity (2e-6 of its largest entry: sums of feature products or of tiles
 round differently from one matrix product).
 """
-import itertools
 
 import pytest
 import torch
 
 from polyattn import activations
-from polyattn.attention import Attend, MultiHeadAttention, attention
+from polyattn.attention import MultiHeadAttention, attention
 from polyattn.kernels import choose_path, fused_attention, linear_degree
 from polyattn.kernels._common import elementwise_kernel, row_counts
 from polyattn.kernels.blocked import BlockedAttention, _Plan, block_sizes, blocked_attention, per_head_rows
-from polyattn.kernels.linear import (Degree2Attention, degree2_features, feature_dim, features,
-                                     monomial_count)
+from polyattn.kernels.linear import Degree2Attention, degree2_features, feature_dim, features, monomial_count
 
 #: The absolute floor, relative to the largest entry of the quantity (~30 float32 ulps).
 FLOOR = 2e-6

@@ -243,7 +243,8 @@ def test_attention_norms_and_grad_match_manual_autograd():
             assert got[(layer, head, "attn_fro")] == pytest.approx(fro.item(), rel=1e-5)
             assert got[(layer, head, "attn_fro_over_sqrt_n")] == pytest.approx(fro.item() / math.sqrt(50), rel=1e-5)
             assert got[(layer, head, "grad_attn_fro")] == pytest.approx(gfro.item(), rel=1e-5)
-            assert got[(layer, head, "attn_row_sum")] == pytest.approx(w[:, head].sum(-1).mean().item(), rel=1e-4, abs=1e-7)
+            want = w[:, head].sum(-1).mean().item()
+            assert got[(layer, head, "attn_row_sum")] == pytest.approx(want, rel=1e-4, abs=1e-7)
             assert got[(layer, head, "attn_neg_frac")] == pytest.approx((w[:, head] < 0).float().mean().item())
             assert got[(layer, head, "attn_neg_frac")] == 0.0     # x^2 is non-negative
 

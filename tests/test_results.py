@@ -3,8 +3,10 @@ import warnings
 
 import pytest
 
-from polyattn import results
-from polyattn.train import TrainConfig
+from polyattn import results, runs
+from polyattn.config import TrainConfig
+
+REPO = results.REPO_ROOT
 
 
 def _config(**kw):
@@ -33,15 +35,15 @@ def test_hash_ignores_seed_device_threads_but_not_the_computation():
 def test_load_or_run_stores_then_loads(tmp_path):
     calls = []
     c = _config(seed=1)
-    r1 = results.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
-    r2 = results.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
+    r1 = runs.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
+    r2 = runs.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
     assert len(calls) == 1 and r1["metrics"] == r2["metrics"]
     path = results.record_path(c, tmp_path)
     assert path.name == f"{c.hash}-seed1.json"
     rec = json.loads(path.read_text())
     for key in ("git_commit", "git_dirty", "packages", "hardware", "started"):
         assert key in rec["provenance"]
-    results.load_or_run(c, root=tmp_path, runner=_fake_runner(calls), recompute=True)
+    runs.load_or_run(c, root=tmp_path, runner=_fake_runner(calls), recompute=True)
     assert len(calls) == 2
 
 
@@ -49,7 +51,7 @@ def test_load_or_run_stores_then_loads(tmp_path):
 def test_corrupt_record_is_detected_and_recomputed(tmp_path, damage):
     calls = []
     c = _config()
-    results.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
+    runs.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
     path = results.record_path(c, tmp_path)
     text = path.read_text()
     if damage == "truncate":
@@ -63,7 +65,7 @@ def test_corrupt_record_is_detected_and_recomputed(tmp_path, damage):
         rec["config_hash"] = "0" * 12
         path.write_text(json.dumps(rec))
     with pytest.warns(UserWarning, match="invalid"):
-        rec = results.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
+        rec = runs.load_or_run(c, root=tmp_path, runner=_fake_runner(calls))
     assert len(calls) == 2 and rec["status"] == "ok"
     results.load(path, c)  # repaired on disk
 
@@ -91,11 +93,73 @@ def test_smoke_records_never_land_in_data_results(monkeypatch):
 def test_load_or_run_all_and_load_records(tmp_path):
     calls = []
     configs = [_config(seed=s) for s in range(3)]
-    recs = results.load_or_run_all(configs, root=tmp_path, runner=_fake_runner(calls))
+    recs = runs.load_or_run_all(configs, root=tmp_path, runner=_fake_runner(calls))
     assert [r["seed"] for r in recs] == [0, 1, 2] and len(calls) == 3
-    results.load_or_run_all(configs, root=tmp_path, runner=_fake_runner(calls))
+    runs.load_or_run_all(configs, root=tmp_path, runner=_fake_runner(calls))
     assert len(calls) == 3
     (tmp_path / "unit" / "broken.json").write_text("{")
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         assert len(results.load_records("unit", root=tmp_path)) == 3
+
+
+def test_every_committed_record_keeps_its_hash():
+    """The hash of each committed record, recomputed from its stored config, is its file's name."""
+    paths = sorted((REPO / "data" / "results").glob("*/*.json"))
+    assert len(paths) >= 114
+    for path in paths:
+        rec = json.loads(path.read_text())
+        assert results.config_hash(rec["config"]) == rec["config_hash"], path
+        assert path.name == f"{rec['config_hash']}-seed{rec['seed']}.json"
+        # and through the dataclass, as load_or_run computes it
+        assert TrainConfig.from_dict(rec["config"]).hash == rec["config_hash"], path
+
+
+def test_fields_added_at_their_default_leave_the_hash_alone():
+    base = _config()
+    legacy = {k: v for k, v in results.config_dict(base).items()
+              if k not in ("task", "optimizer", "lbfgs_max_iter", "lbfgs_from_epoch", "eval_every", "options")}
+    assert results.config_hash(legacy) == base.hash
+    assert _config(optimizer="lbfgs").hash != base.hash
+    assert _config(options={"max_len": 64}).hash != base.hash
+    assert _config(eval_every=2).hash != base.hash
+
+
+def test_unknown_config_field_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown config field"):
+        TrainConfig.from_dict({"activation": "softmax", "learning_rate": 1})
+
+
+def test_old_records_describe_themselves_when_loaded():
+    path = next((REPO / "data" / "results" / "vit_table1").glob("*.json"))
+    rec = results.load(path, evidence=True)
+    cfg = rec["config"]
+    assert rec["task"] == "images"
+    assert rec["seq_lens"] == {"seq_len": (cfg["image_size"] // cfg["patch_size"]) ** 2 + 1}
+    spec = {m["name"]: m for m in rec["metrics_spec"]}
+    assert spec["test_acc"]["higher_is_better"] and not spec["test_loss"]["higher_is_better"]
+
+
+def test_dirty_book_records_are_not_evidence(tmp_path):
+    calls = []
+    c = TrainConfig(experiment="unit", preset="book")
+    rec = _fake_runner(calls)(c)
+    rec["provenance"]["git_dirty"] = True
+    results.validate(rec, c)                       # well-formed
+    with pytest.raises(results.InvalidRecord, match="dirty tree"):
+        results.validate(rec, c, evidence=True)    # but not evidence
+    rec["provenance"]["git_dirty"] = False
+    results.validate(rec, c, evidence=True)
+    smoke = _fake_runner(calls)(_config())
+    smoke["provenance"]["git_dirty"] = True
+    results.validate(smoke, evidence=True)         # smoke records are never evidence anyway
+
+
+def test_storage_imports_no_training_code():
+    import subprocess
+    import sys
+
+    code = ("import sys, polyattn.results, polyattn.config; "
+            "print(any(m in sys.modules for m in ('polyattn.train', 'polyattn.runs')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from polyattn import results
+from polyattn.config import TrainConfig
 from polyattn.data import load_dataset
-from polyattn.train import Interrupted, TrainConfig, checkpoint_path, run
+from polyattn.train import Interrupted, checkpoint_path, run
 
 REPO = Path(__file__).resolve().parents[1]
 

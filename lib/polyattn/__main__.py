@@ -12,12 +12,15 @@ import sys
 
 
 def _train_parser(sub):
-    from .train import TrainConfig
+    from .config import TrainConfig
 
-    p = sub.add_parser("train", help="train one configuration (works under torchrun)")
+    p = sub.add_parser("train", help="train one configuration of any task (works under torchrun)")
     for f in dataclasses.fields(TrainConfig):
         if f.name == "probe_metrics":
             p.add_argument("--probe-metrics", default=None, help="comma-separated probe metrics")
+            continue
+        if f.name == "options":
+            p.add_argument("--options", default=None, help='task options as JSON, e.g. \'{"max_len": 512}\'')
             continue
         default = f.default
         kind = {int: int, float: float, str: str}.get(type(default), str)
@@ -29,7 +32,7 @@ def _train_parser(sub):
 
 
 def _parse_value(name, text):
-    from .train import TrainConfig
+    from .config import TrainConfig
 
     field = {f.name: f for f in dataclasses.fields(TrainConfig)}[name]
     if text is None:
@@ -40,14 +43,22 @@ def _parse_value(name, text):
 
 
 def cmd_train(args) -> int:
-    from .results import load_or_run, record_path
-    from .train import TrainConfig
+    from .config import TrainConfig
+    from .results import record_path
+    from .runs import load_or_run
 
     kw = {}
     for f in dataclasses.fields(TrainConfig):
         if f.name == "probe_metrics":
             if args.probe_metrics:
                 kw["probe_metrics"] = tuple(args.probe_metrics.split(","))
+            continue
+        if f.name == "options":
+            if args.options:
+                try:
+                    kw["options"] = json.loads(args.options)
+                except ValueError as exc:
+                    raise ValueError(f"--options must be a JSON object ({exc})") from None
             continue
         v = _parse_value(f.name, getattr(args, f.name))
         if v is not None:
@@ -56,14 +67,14 @@ def cmd_train(args) -> int:
     record = load_or_run(config, recompute=args.recompute, progress=not args.no_progress)
     if record.get("rank", 0) == 0:
         last = record["metrics"][-1] if record["metrics"] else {}
-        print(json.dumps({"status": record["status"], "test_acc": last.get("test_acc"),
-                          "record": str(record_path(config))}))
+        declared = {m["name"]: last.get(m["name"]) for m in record["metrics_spec"]}
+        print(json.dumps({"status": record["status"], **declared, "record": str(record_path(config))}))
     return 0
 
 
 def cmd_grid(args) -> int:
     from .experiments import GRIDS
-    from .results import load_or_run_all
+    from .runs import load_or_run_all
 
     if args.name not in GRIDS:
         raise ValueError(f"unknown experiment {args.name!r}; choose one of {sorted(GRIDS)}")

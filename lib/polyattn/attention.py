@@ -7,7 +7,6 @@ blocked or linear-time kernels of :mod:`polyattn.kernels` for elementwise activa
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 import torch

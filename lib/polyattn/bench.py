@@ -214,8 +214,8 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
     ``torch.profiler`` (CPU, ``profile_memory=True``), in time order.  The count
     starts at 0 when ``fn`` starts: memory alive before (inputs) is not included.
     """
-    from torch.profiler import ProfilerActivity, profile
     from torch._C._profiler import _EventType
+    from torch.profiler import ProfilerActivity, profile
 
     with _native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()

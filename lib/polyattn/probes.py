@@ -43,25 +43,39 @@ are averaged.  Metrics (``metrics=`` names what to compute; some names add compa
                           for a single probe).  The value is averaged over those samples.
     attn_neg_frac         fraction of the visible weights that are negative.
     attn_row_sum          mean over the query rows of the row sum of A.
+    attn_entropy          entropy (nats) of each row's |weights| normalised to sum 1, averaged
+                          over rows (for a distribution, its entropy).
+    attn_first_token      weight on the first key, averaged over rows (attention-sink mass).
+
+A forward metric is one function of what one call shows (:class:`Seen`) in the table
+:data:`FORWARD_METRICS`; adding a metric is adding one function there and one line in
+:data:`METRIC_ROWS`.  :func:`capture` is the one way to see the weights: the recorder,
+:func:`record_attention_maps` and the model-norm measurements all go through it.
 
 Memory: hooks reduce immediately to one float per head and keep detached results only;
 the gradient hooks are removed by ``collect()``/``clear()``, so no graph is kept alive.
 
 Also here: :func:`record_attention_maps` (the weights of every layer stacked
-``[L, B, H, N_q, N_k]`` for heat maps), :func:`param_jacobian_fro` (the estimator) and
-:func:`param_jacobian_fro_exact` (the full Jacobian, for small sizes and tests).
+``[L, B, H, N_q, N_k]`` for heat maps).  The parameter-Jacobian estimator and its exact
+value live in :mod:`polyattn.param_jacobian` (re-exported here).
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-import math
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from .attention import Attend, attention_mask, visible_counts
+from .attention import Attend
+from .param_jacobian import (  # noqa: F401
+    PROBE_DISTRIBUTIONS,
+    attention_weights_from_query_weight,
+    check_attention_module,
+    param_jacobian_fro,
+    param_jacobian_fro_exact,
+)
 
 Tensor = torch.Tensor
 
@@ -77,10 +91,11 @@ METRIC_ROWS = {
     "param_jac_fro": ("param_jac_fro", "param_jac_fro_sq", "param_jac_fro_sq_se"),
     "attn_neg_frac": ("attn_neg_frac",),
     "attn_row_sum": ("attn_row_sum",),
+    "attn_entropy": ("attn_entropy",),
+    "attn_first_token": ("attn_first_token",),
 }
 METRICS = tuple(METRIC_ROWS)
 DEFAULT_METRICS = ("attn_fro", "act_jac_fro", "grad_attn_fro")
-PROBE_DISTRIBUTIONS = ("rademacher", "normal")
 
 
 def find_attends(model: nn.Module) -> list[Attend]:
@@ -134,116 +149,108 @@ def _fro_per_head(t: Tensor) -> Tensor:
     return t.float().pow(2).sum((-2, -1)).sqrt().mean(0)
 
 
-# --- the parameter Jacobian -------------------------------------------------------------------
+# --- what one attention call shows: the forward metrics, one function each ---------------------
 
-def _check_attention_module(attn: nn.Module):
-    needed = ("qkv", "attend", "heads", "head_dim", "n_mode")
-    missing = [a for a in needed if not hasattr(attn, a)]
-    if missing:
-        raise ValueError(f"param_jacobian_fro needs a polyattn.attention.MultiHeadAttention (attributes "
-                         f"{needed}); {type(attn).__name__} lacks {missing}")
+class Seen:
+    """One call of an ``Attend`` module: its scores, mask, N per row, weights and activation."""
 
+    def __init__(self, module: Attend, scores: Tensor, mask: Optional[Tensor], n, weights: Tensor):
+        self.module, self.scores, self.mask, self.n = module, scores, mask, n
+        self.weights = weights.detach().float()
 
-def attention_weights_from_query_weight(attn: nn.Module, x: Tensor, w_q: Tensor,
-                                        key_padding_mask: Optional[Tensor] = None,
-                                        causal: bool = False) -> Tensor:
-    """The weights ``[B, H, N, N]`` of ``attn`` on input ``x`` as a function of its query block ``w_q``.
+    @property
+    def visible(self) -> Tensor:
+        """1.0 where a query sees a key, broadcast to the weights' shape."""
+        w = self.weights
+        return torch.ones_like(w) if self.mask is None else self.mask.expand_as(w).float()
 
-    Recomputes exactly what ``MultiHeadAttention.forward`` computes before the values (in
-    float32, without dropout), with the key projection held fixed, and calls the activation
-    directly so that no ``Attend`` hook fires.
-    """
-    _check_attention_module(attn)
-    b, n, dim = x.shape
-    h, d = attn.heads, attn.head_dim
-    weight, bias = attn.qkv.weight.detach().float(), attn.qkv.bias
-    bias = None if bias is None else bias.detach().float()
-    q = F.linear(x, w_q, None if bias is None else bias[:dim])
-    k = F.linear(x, weight[dim:2 * dim], None if bias is None else bias[dim:2 * dim])
-    q = q.reshape(b, n, h, d).transpose(1, 2)
-    k = k.reshape(b, n, h, d).transpose(1, 2)
-    mask = attention_mask(b, n, n, key_padding_mask, causal, x.device)
-    n_rows = visible_counts(mask, n, attn.n_mode, key_padding_mask, x.device)
-    scores = (q @ k.transpose(-2, -1)) * (d ** -0.5)
-    return attn.attend.activation(scores.float(), mask, n_rows).float()
+    def per_head_mean(self, per_row: Tensor) -> Tensor:
+        """A ``[B, H, Nq]`` quantity averaged over the query rows and the batch: ``[H]``."""
+        return per_row.mean(-1).mean(0)
 
 
-def _query_weight_and_function(attn, x, key_padding_mask, causal):
-    _check_attention_module(attn)
-    x = x.detach().float()
-    dim = x.shape[-1]
-    w_q = attn.qkv.weight.detach().float()[:dim].clone()
-    if key_padding_mask is not None:
-        key_padding_mask = key_padding_mask.detach()
-
-    def weights(wq):
-        return attention_weights_from_query_weight(attn, x, wq, key_padding_mask, causal)
-
-    return w_q, weights
+def _attn_fro(seen: Seen) -> Tensor:
+    return seen.weights.pow(2).sum((-2, -1)).sqrt().mean(0)
 
 
-def param_jacobian_fro(attn: nn.Module, x: Tensor, n_probes: int = 16,
-                       generator: Optional[torch.Generator] = None,
-                       key_padding_mask: Optional[Tensor] = None, causal: bool = False,
-                       distribution: str = "rademacher") -> dict[str, Tensor]:
-    """Hutchinson estimate of ||dA_h/dW_Q,h||_F per head, averaged over the samples of ``x``.
-
-    ``attn`` is a ``MultiHeadAttention`` and ``x`` its input hidden states ``[B, N, dim]``.
-    For one sample, J_h = dA_h/dW_Q,h maps the head's query rows (d x dim) to its N x N
-    weights.  With v of i.i.d. Rademacher (or standard normal) entries in the output space,
-    E ||J^T v||^2 = ||J||_F^2, and J^T v is one vector-Jacobian product
-    (``autograd.grad`` of <A, v> with respect to W_Q).  One product serves every head and
-    sample at once: A_h depends on W_Q,h only, and the samples' Jacobians add up, so the
-    head's rows of the product estimate sum_b ||J_{b,h}||_F^2 (divided by B here).
-
-    Returns float32 CPU tensors ``[H]``: ``fro_sq`` (unbiased mean over the probes),
-    ``fro_sq_se`` (standard error of that mean; NaN when ``n_probes == 1``) and ``fro``
-    (= sqrt(fro_sq), slightly biased low by the square root).  The probe vectors are drawn on
-    the CPU from ``generator`` (a fresh ``torch.Generator`` seeded 0 when None), so the
-    same generator state gives the same numbers on every device.
-    """
-    if n_probes < 1:
-        raise ValueError(f"n_probes must be a positive number of probe vectors, got {n_probes}")
-    if distribution not in PROBE_DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {PROBE_DISTRIBUTIONS}, got {distribution!r}")
-    if generator is None:
-        generator = torch.Generator().manual_seed(0)
-    w_q, weights = _query_weight_and_function(attn, x, key_padding_mask, causal)
-    b = x.shape[0]
-    h, d = attn.heads, attn.head_dim
-    with torch.enable_grad(), torch.autocast(device_type=w_q.device.type, enabled=False):
-        w_q.requires_grad_(True)
-        a = weights(w_q)
-        per_probe = []
-        for i in range(n_probes):
-            if distribution == "rademacher":
-                v = torch.randint(0, 2, a.shape, generator=generator, dtype=torch.float32) * 2 - 1
-            else:
-                v = torch.randn(a.shape, generator=generator, dtype=torch.float32)
-            (g,) = torch.autograd.grad(a, w_q, grad_outputs=v.to(a.device), retain_graph=i + 1 < n_probes)
-            per_probe.append(g.reshape(h, d, -1).pow(2).sum((1, 2)) / b)
-    z = torch.stack(per_probe).detach().cpu()              # [K, H]
-    fro_sq = z.mean(0)
-    se = z.std(0, unbiased=True) / math.sqrt(n_probes) if n_probes > 1 else torch.full_like(fro_sq, float("nan"))
-    return {"fro": fro_sq.clamp_min(0).sqrt(), "fro_sq": fro_sq, "fro_sq_se": se}
+def _attn_fro_over_sqrt_n(seen: Seen) -> Tensor:
+    w = seen.weights
+    fro = w.pow(2).sum((-2, -1)).sqrt()
+    n_mean = _rows_n(seen.mask, seen.n, w.shape, w.device).mean((-2, -1))
+    return (fro / n_mean.sqrt()).mean(0)
 
 
-def param_jacobian_fro_exact(attn: nn.Module, x: Tensor, key_padding_mask: Optional[Tensor] = None,
-                             causal: bool = False) -> dict[str, Tensor]:
-    """The exact ||dA_h/dW_Q,h||_F per head (mean of the squares over the samples of ``x``).
+def _act_jac_fro(seen: Seen) -> Tensor:
+    jsq = seen.module.activation.jacobian_fro_sq(seen.scores.detach(), seen.mask, seen.n)   # [B, H, Nq]
+    return jsq.sum(-1).clamp_min(0).sqrt().mean(0)
 
-    Materialises the full Jacobian ``[B, H, N, N, dim, dim]`` with ``torch.func.jacrev``:
-    for small sizes and tests only.  Returns float32 CPU tensors ``fro`` and ``fro_sq`` ``[H]``.
-    """
-    w_q, weights = _query_weight_and_function(attn, x, key_padding_mask, causal)
-    b, _, dim = x.shape
-    h, d = attn.heads, attn.head_dim
-    with torch.enable_grad(), torch.autocast(device_type=w_q.device.type, enabled=False):
-        jac = torch.func.jacrev(weights)(w_q)                # [B, H, N, N, dim, dim]
-    blocks = jac.reshape(b, h, *jac.shape[2:4], h, d, dim)
-    fro_sq = torch.stack([blocks[:, i, :, :, i].pow(2).sum() for i in range(h)]) / b
-    fro_sq = fro_sq.detach().float().cpu()
-    return {"fro": fro_sq.sqrt(), "fro_sq": fro_sq}
+
+def _attn_neg_frac(seen: Seen) -> Tensor:
+    vis = seen.visible
+    return ((seen.weights < 0).float() * vis).sum((-2, -1)).div(vis.sum((-2, -1)).clamp_min(1)).mean(0)
+
+
+def _attn_row_sum(seen: Seen) -> Tensor:
+    return seen.per_head_mean(seen.weights.sum(-1))
+
+
+def _attn_entropy(seen: Seen) -> Tensor:
+    """Entropy (nats) of each row's |weights| normalised to sum 1 (for a distribution, its entropy)."""
+    a = seen.weights.abs() * seen.visible
+    p = a / a.sum(-1, keepdim=True).clamp_min(1e-30)
+    ent = -(p * p.clamp_min(1e-30).log()).sum(-1)
+    return seen.per_head_mean(ent)
+
+
+def _attn_first_token(seen: Seen) -> Tensor:
+    """Weight on the first key, averaged over rows (the attention-sink mass)."""
+    return seen.per_head_mean(seen.weights[..., 0])
+
+
+#: Forward metric -> function of what one call shows, returning one value per head ``[H]``.
+FORWARD_METRICS: dict[str, Callable[[Seen], Tensor]] = {
+    "attn_fro": _attn_fro,
+    "attn_fro_over_sqrt_n": _attn_fro_over_sqrt_n,
+    "act_jac_fro": _act_jac_fro,
+    "attn_neg_frac": _attn_neg_frac,
+    "attn_row_sum": _attn_row_sum,
+    "attn_entropy": _attn_entropy,
+    "attn_first_token": _attn_first_token,
+}
+
+
+# --- capturing the weights: one context manager ------------------------------------------------
+
+@contextlib.contextmanager
+def capture(model: nn.Module, on_call: Callable[[int, Seen, Tensor], None],
+            layers: Optional[Iterable[int]] = None):
+    """Within the block, every chosen ``Attend`` of ``model`` materialises its weights and calls
+    ``on_call(layer, seen, output)`` (``output``: the weights as they enter the model, with their
+    graph, for gradient hooks).  ``probed`` flags and hooks are restored on exit, even on error.
+    Yields the chosen layer indices."""
+    attends = find_attends(model)
+    chosen = _select_layers(attends, layers)
+    handles, saved = [], {}
+
+    def make_hook(i):
+        def hook(module, args, kwargs, output):
+            params = inspect.signature(module.forward).bind(*args, **kwargs).arguments
+            with torch.no_grad():
+                seen = Seen(module, params["scores"], params.get("mask"), params.get("n"), output)
+            on_call(i, seen, output)
+        return hook
+
+    try:
+        for i in chosen:
+            saved[i] = attends[i].probed
+            attends[i].probed = True
+            handles.append(attends[i].register_forward_hook(make_hook(i), with_kwargs=True))
+        yield chosen
+    finally:
+        for hd in handles:
+            hd.remove()
+        for i, was in saved.items():
+            attends[i].probed = was
 
 
 # --- the recorder ------------------------------------------------------------------------------
@@ -288,11 +295,11 @@ class Recorder:
                 if parent is None:
                     raise ValueError(f"param_jac_fro needs the attention module that owns layer {i}'s Attend "
                                      f"(as its .attend attribute); none was found in the model")
-                _check_attention_module(parent)
+                check_attention_module(parent)
                 self._parents[i] = parent
         self._handles: list = []
         self._tensor_handles: list = []
-        self._saved_probed: dict[int, bool] = {}
+        self._capture = None
         self._buf: dict[tuple[int, str], list[Tensor]] = {}
         self.attached = False
 
@@ -305,27 +312,25 @@ class Recorder:
         return False
 
     def attach(self) -> "Recorder":
-        """Set ``probed`` on the chosen Attend modules and register the hooks."""
+        """Capture the chosen Attend modules (``probed`` set) and register the input hooks."""
         if self.attached:
             return self
+        self._capture = capture(self.model, self._on_call, self.layers)
+        self._capture.__enter__()
         for i in self.layers:
-            attend = self.attends[i]
-            self._saved_probed[i] = attend.probed
-            attend.probed = True
-            self._handles.append(attend.register_forward_hook(self._attend_hook(i), with_kwargs=True))
             if i in self._parents:
                 self._handles.append(self._parents[i].register_forward_pre_hook(self._input_hook(i), with_kwargs=True))
         self.attached = True
         return self
 
     def detach(self) -> "Recorder":
-        """Remove the module hooks and restore each ``probed`` flag (recorded values are kept)."""
+        """Remove the hooks and restore each ``probed`` flag (recorded values are kept)."""
         for hd in self._handles:
             hd.remove()
         self._handles.clear()
-        for i, was in self._saved_probed.items():
-            self.attends[i].probed = was
-        self._saved_probed.clear()
+        if self._capture is not None:
+            self._capture.__exit__(None, None, None)
+            self._capture = None
         self.attached = False
         return self
 
@@ -363,40 +368,16 @@ class Recorder:
         self._buf.setdefault((layer, metric), []).append(value.detach())
 
     # hooks
-    def _attend_hook(self, layer: int):
-        wanted = set(self._rows_wanted)
-
-        def hook(module, args, kwargs, output):
-            params = inspect.signature(module.forward).bind(*args, **kwargs).arguments
-            scores, mask, n = params["scores"], params.get("mask"), params.get("n")
-            with torch.no_grad():
-                w = output.detach().float()
-                if wanted & {"attn_fro", "attn_fro_over_sqrt_n"}:
-                    fro = w.pow(2).sum((-2, -1)).sqrt()                          # [B, H]
-                    if "attn_fro" in wanted:
-                        self._put(layer, "attn_fro", fro.mean(0))
-                    if "attn_fro_over_sqrt_n" in wanted:
-                        n_mean = _rows_n(mask, n, w.shape, w.device).mean((-2, -1))
-                        self._put(layer, "attn_fro_over_sqrt_n", (fro / n_mean.sqrt()).mean(0))
-                if "act_jac_fro" in wanted:
-                    jsq = module.activation.jacobian_fro_sq(scores.detach(), mask, n)   # [B, H, Nq]
-                    self._put(layer, "act_jac_fro", jsq.sum(-1).clamp_min(0).sqrt().mean(0))
-                if "attn_neg_frac" in wanted:
-                    neg = (w < 0).float()
-                    if mask is None:
-                        frac = neg.mean((-2, -1))
-                    else:
-                        vis = mask.expand_as(w).float()
-                        frac = (neg * vis).sum((-2, -1)) / vis.sum((-2, -1)).clamp_min(1)
-                    self._put(layer, "attn_neg_frac", frac.mean(0))
-                if "attn_row_sum" in wanted:
-                    self._put(layer, "attn_row_sum", w.sum(-1).mean(-1).mean(0))
-            if "grad_attn_fro" in wanted and output.requires_grad:
-                def grad_hook(g):
-                    self._put(layer, "grad_attn_fro", _fro_per_head(g.detach()))
-                self._tensor_handles.append(output.register_hook(grad_hook))
-
-        return hook
+    def _on_call(self, layer: int, seen: Seen, output: Tensor):
+        for metric in self._rows_wanted:
+            fn = FORWARD_METRICS.get(metric)
+            if fn is not None:
+                with torch.no_grad():
+                    self._put(layer, metric, fn(seen))
+        if "grad_attn_fro" in self._rows_wanted and output.requires_grad:
+            def grad_hook(g):
+                self._put(layer, "grad_attn_fro", _fro_per_head(g.detach()))
+            self._tensor_handles.append(output.register_hook(grad_hook))
 
     def _input_hook(self, layer: int):
         def hook(module, args, kwargs):
@@ -424,31 +405,16 @@ def record_attention_maps(model: nn.Module, inputs, layers: Optional[Iterable[in
     forward pass without gradients, in the model's current train/eval mode (call
     ``model.eval()`` first for figures), probing as the :class:`Recorder` does.
     """
-    attends = find_attends(model)
-    chosen = _select_layers(attends, layers)
     maps: dict[int, Tensor] = {}
-    handles, saved = [], {}
 
-    def make_hook(i):
-        def hook(module, args, output):
-            if i in maps:
-                raise ValueError(f"attention layer {i} ran twice in one forward pass; record_attention_maps "
-                                 f"stores one map per layer (use Recorder for shared layers)")
-            maps[i] = output.detach().float().cpu()
-        return hook
+    def keep(i, seen, output):
+        if i in maps:
+            raise ValueError(f"attention layer {i} ran twice in one forward pass; record_attention_maps "
+                             f"stores one map per layer (use Recorder for shared layers)")
+        maps[i] = seen.weights.cpu()
 
-    try:
-        for i in chosen:
-            saved[i] = attends[i].probed
-            attends[i].probed = True
-            handles.append(attends[i].register_forward_hook(make_hook(i)))
-        with torch.no_grad():
-            model(*inputs) if isinstance(inputs, (tuple, list)) else model(inputs)
-    finally:
-        for hd in handles:
-            hd.remove()
-        for i, was in saved.items():
-            attends[i].probed = was
+    with capture(model, keep, layers) as chosen, torch.no_grad():
+        model(*inputs) if isinstance(inputs, (tuple, list)) else model(inputs)
     missing = [i for i in chosen if i not in maps]
     if missing:
         raise ValueError(f"attention layers {missing} did not run in the forward pass")

@@ -1,17 +1,28 @@
-"""Result records: schema, config hashing, provenance, atomic writes, load_or_run.
+"""Result records: schema, config hashing, provenance, atomic writes, validation.
+
+Storage only: this module never trains.  :mod:`polyattn.runs` pairs it with the task's runner
+(``load_or_run``).
 
 A record is a small JSON file ``<root>/<experiment>/<config-hash>-seed<k>.json``::
 
     {"schema": 1, "experiment", "config", "config_hash", "seed", "preset",
-     "status": "ok" | "diverged", "diverged_step", "metrics": [...per epoch...],
+     "status": "ok" | "diverged", "diverged_step", "task", "seq_lens", "metrics_spec":
+     [{name, unit, higher_is_better, scale, label}], "metrics": [...per evaluation...],
      "probes": [...rows...], "provenance": {"git_commit", "git_dirty", "packages",
      "hardware", "started", "wall_s"}}
 
-The hash covers every field of the config that changes the computation; the seed is in the
-file name; the device, thread count, data location, loader workers and preset label are not
-hashed (they are recorded).
-Book and paper records live in ``data/results`` (committed); smoke records go to
-``_build/smoke-results`` so that they can never be mistaken for evidence.
+The hash covers every field of the config that changes the computation (see
+:func:`polyattn.config.hash_fields`: fields added to the config enter it only where they
+differ from their default, so old hashes stay valid); the seed is in the file name; the
+device, thread count, data location, loader workers and preset label are not hashed.
+Records written before ``task``, ``seq_lens`` and ``metrics_spec`` existed get them from
+their task when they are loaded (:func:`describe`), so every loaded record describes itself.
+
+Book and paper records live in ``data/results`` (committed) and are evidence only when they
+were computed from a clean tree: :func:`load` refuses a book or paper record with
+``git_dirty`` set from that folder, and such records are written to ``_build/dirty-results``
+instead.  Smoke records go to ``_build/smoke-results`` so that they can never be mistaken
+for evidence.
 """
 from __future__ import annotations
 
@@ -26,19 +37,34 @@ import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+
+from .config import NOT_HASHED, hash_fields  # noqa: F401  (NOT_HASHED re-exported)
 
 SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
-NOT_HASHED = ("seed", "device", "threads", "preset", "data_root", "num_workers")
+EVIDENCE_PRESETS = ("book", "paper")
 REQUIRED = ("schema", "experiment", "config", "config_hash", "seed", "preset", "status", "metrics", "provenance")
 
 
 def results_root(preset: str) -> Path:
+    """Where records of ``preset`` are kept (``POLYATTN_RESULTS`` overrides)."""
     env = os.environ.get("POLYATTN_RESULTS")
     if env:
         return Path(env)
     return REPO_ROOT / ("_build/smoke-results" if preset == "smoke" else "data/results")
+
+
+def dirty_root() -> Path:
+    """Where book/paper records computed from a modified tree go: usable, never evidence."""
+    return REPO_ROOT / "_build" / "dirty-results"
+
+
+def is_evidence_root(root: Path | None) -> bool:
+    """Whether ``root`` (None: the default) is the committed evidence folder ``data/results``."""
+    if root is None:
+        root = results_root("book")
+    return Path(root).resolve() == (REPO_ROOT / "data" / "results").resolve()
 
 
 def config_dict(config) -> dict:
@@ -46,7 +72,7 @@ def config_dict(config) -> dict:
 
 
 def config_hash(config) -> str:
-    d = {k: v for k, v in config_dict(config).items() if k not in NOT_HASHED}
+    d = hash_fields(config)
     blob = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -127,8 +153,11 @@ class InvalidRecord(ValueError):
     pass
 
 
-def validate(record: Any, config=None) -> dict:
-    """The record if it is well-formed (and belongs to ``config``); raises InvalidRecord otherwise."""
+def validate(record: Any, config=None, evidence: bool = False) -> dict:
+    """The record if it is well-formed (and belongs to ``config``); raises InvalidRecord otherwise.
+
+    ``evidence=True`` also refuses a book or paper record computed from a dirty tree.
+    """
     if not isinstance(record, dict):
         raise InvalidRecord("not a JSON object")
     missing = [k for k in REQUIRED if k not in record]
@@ -143,68 +172,44 @@ def validate(record: Any, config=None) -> dict:
     if config is not None:
         if record["config_hash"] != config_hash(config) or record["seed"] != config_dict(config)["seed"]:
             raise InvalidRecord("config hash or seed does not match")
+    if evidence and record["preset"] in EVIDENCE_PRESETS and record["provenance"].get("git_dirty") is not False:
+        raise InvalidRecord(f"a {record['preset']} record computed from a dirty tree (or without git) is not "
+                            f"evidence; recompute it from a clean, committed tree")
+    return describe(record)
+
+
+def describe(record: dict) -> dict:
+    """Fill ``task``, ``seq_lens`` and ``metrics_spec`` of a record written before they existed."""
+    if "task" in record and "seq_lens" in record and "metrics_spec" in record:
+        return record
+    from .tasks import get_task
+
+    task = get_task(record.get("task", "images"))
+    from .config import TrainConfig
+
+    config = TrainConfig.from_dict(record["config"])
+    record.setdefault("task", task.name)
+    record.setdefault("seq_lens", task.seq_lens(config))
+    record.setdefault("metrics_spec", [m.as_dict() for m in task.metrics(config)])
     return record
 
 
-def load(path: Path, config=None) -> dict:
+def load(path: Path, config=None, evidence: bool = False) -> dict:
     try:
         record = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not JSON
         raise InvalidRecord(f"unreadable ({exc})") from None
-    return validate(record, config)
-
-
-def load_or_run(config, recompute: bool = False, root: Path | None = None,
-                runner: Callable | None = None, **run_kwargs) -> dict:
-    """The stored record for ``config`` when present and valid, otherwise computed and stored."""
-    path = record_path(config, root)
-    if path.exists() and not recompute:
-        try:
-            return load(path, config)
-        except InvalidRecord as exc:
-            warnings.warn(f"result file {path} is invalid ({exc}); recomputing it", stacklevel=2)
-    if runner is None:
-        from .train import run as runner
-    record = runner(config, **run_kwargs)
-    if record.get("rank", 0) == 0:
-        write_atomic(path, record)
-    return record
-
-
-def load_or_run_all(configs: Iterable, recompute: bool = False, root: Path | None = None, desc: str = "runs",
-                    **run_kwargs) -> list[dict]:
-    """``load_or_run`` over a grid, with a progress bar over the runs that must be computed."""
-    from tqdm.auto import tqdm
-
-    configs = list(configs)
-    todo = [c for c in configs if recompute or not _valid_on_disk(c, root)]
-    records = {}
-    if todo:
-        for c in tqdm(todo, desc=f"{desc}: computing {len(todo)} of {len(configs)}", unit="run"):
-            # another process may have written this record meanwhile
-            fresh = recompute or not _valid_on_disk(c, root)
-            records[id(c)] = load_or_run(c, recompute=fresh, root=root, **run_kwargs)
-    return [records.get(id(c)) or load_or_run(c, root=root) for c in configs]
-
-
-def _valid_on_disk(config, root) -> bool:
-    path = record_path(config, root)
-    if not path.exists():
-        return False
-    try:
-        load(path, config)
-        return True
-    except InvalidRecord:
-        return False
+    return validate(record, config, evidence)
 
 
 def load_records(experiment: str, preset: str = "book", root: Path | None = None) -> list[dict]:
     """Every valid record of an experiment (invalid ones are skipped with a warning)."""
     base = (Path(root) if root is not None else results_root(preset)) / experiment
+    evidence = is_evidence_root(base.parent)
     out = []
     for path in sorted(base.glob("*.json")):
         try:
-            out.append(load(path))
+            out.append(load(path, evidence=evidence))
         except InvalidRecord as exc:
-            warnings.warn(f"skipping invalid result file {path}: {exc}")
+            warnings.warn(f"skipping invalid result file {path}: {exc}", stacklevel=2)
     return out

@@ -8,8 +8,6 @@ import shutil
 import threading
 from pathlib import Path
 
-import torch
-
 from .errors import DatasetMissing
 
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")

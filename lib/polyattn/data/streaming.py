@@ -38,7 +38,8 @@ def streaming_datasets(dataset: str, data_root: str | None, image_size: int, aug
         raise DatasetMissing(f"unknown dataset {dataset!r}; choose 'fashion_mnist' or one of {sorted(STREAMING)}")
     root = data_root or os.environ.get(f"POLYATTN_{dataset.upper()}")
     if not root:
-        raise DatasetMissing(f"{dataset} needs its location: pass --data-root DIR or set POLYATTN_{dataset.upper()}=DIR")
+        raise DatasetMissing(f"{dataset} needs its location: pass --data-root DIR or set "
+                             f"POLYATTN_{dataset.upper()}=DIR")
     classes, chans, _, _ = STREAMING[dataset]
     train_t, test_t = transforms(dataset, image_size, True, augment), transforms(dataset, image_size, False, augment)
     if dataset == "cifar10":

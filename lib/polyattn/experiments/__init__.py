@@ -1,5 +1,5 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
-:func:`polyattn.results.load_or_run_all`."""
+:func:`polyattn.runs.load_or_run_all`."""
 from . import vit
 
 GRIDS = {

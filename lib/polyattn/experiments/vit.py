@@ -9,7 +9,7 @@ and GPUs, and are listed, not run, here.
 """
 from __future__ import annotations
 
-from ..train import TrainConfig
+from ..config import TrainConfig
 
 PRESETS = ("smoke", "book", "paper")
 DEFAULT_SEEDS = {"smoke": (0,), "book": (0, 1, 2), "paper": (0,)}

@@ -19,7 +19,7 @@ import torch
 
 from .. import activations as _acts
 from ._common import elementwise_kernel, row_counts
-from .blocked import blocked_attention, block_sizes, per_head_rows
+from .blocked import block_sizes, blocked_attention, per_head_rows
 from .linear import LINEAR_DEGREES, feature_dim, linear_attention
 
 FAST_PATHS = ("auto", "blocked", "linear")

@@ -1,12 +1,14 @@
-"""A Vision Transformer: patch embedding, CLS or mean pooling, pre-LayerNorm blocks,
-learned positions, drop-path.  The attention activation is a spec string."""
+"""A Vision Transformer: patch embedding, CLS or mean pooling, the shared pre-LayerNorm
+blocks (:mod:`polyattn.models.blocks`), learned positions, drop-path.  The attention
+activation is a spec string."""
 from __future__ import annotations
+
+from typing import Optional
 
 import torch
 from torch import nn
-from torchvision.ops import StochasticDepth
 
-from ..attention import MultiHeadAttention
+from .blocks import Encoder, decay_groups, init_weights
 
 #: Named widths/depths/heads.  tiny/small/base are DeiT's; micro and mini are the
 #: CPU-sized models the book trains on 28x28 images.
@@ -17,21 +19,6 @@ VIT_SIZES = {
     "small": dict(dim=384, depth=12, heads=6),
     "base": dict(dim=768, depth=12, heads=12),
 }
-
-
-class Block(nn.Module):
-    def __init__(self, dim, heads, activation, mlp_ratio=4.0, drop_path=0.0, n_mode="row", path="auto"):
-        super().__init__()
-        self.norm1 = nn.LayerNorm(dim)
-        self.attn = MultiHeadAttention(dim, heads, activation, n_mode=n_mode, path=path)
-        self.drop_path = StochasticDepth(drop_path, mode="row") if drop_path > 0 else nn.Identity()
-        self.norm2 = nn.LayerNorm(dim)
-        hidden = int(dim * mlp_ratio)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
-
-    def forward(self, x):
-        x = x + self.drop_path(self.attn(self.norm1(x)))
-        return x + self.drop_path(self.mlp(self.norm2(x)))
 
 
 class ViT(nn.Module):
@@ -48,36 +35,30 @@ class ViT(nn.Module):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if pool == "cls" else None
         n_tokens = self.num_patches + (pool == "cls")
         self.pos_embed = nn.Parameter(torch.zeros(1, n_tokens, dim))
-        rates = torch.linspace(0, drop_path, depth).tolist()
-        self.blocks = nn.ModuleList(Block(dim, heads, activation, mlp_ratio, r, n_mode, path) for r in rates)
+        self.blocks = Encoder(dim, depth, heads, activation, mlp_ratio, drop_path, n_mode, path)
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, num_classes)
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
         if self.cls_token is not None:
             nn.init.trunc_normal_(self.cls_token, std=0.02)
-        self.apply(self._init)
+        self.apply(init_weights)
 
-    @staticmethod
-    def _init(m):
-        if isinstance(m, nn.Linear):
-            nn.init.trunc_normal_(m.weight, std=0.02)
-            if m.bias is not None:
-                nn.init.zeros_(m.bias)
-        elif isinstance(m, nn.LayerNorm):
-            nn.init.ones_(m.weight)
-            nn.init.zeros_(m.bias)
+    def decay_groups(self) -> tuple[list, list]:
+        """(decayed, not decayed) parameters: positions and the CLS token take no weight decay."""
+        return decay_groups(self, no_decay=("pos_embed", "cls_token"))
 
     @property
     def seq_len(self) -> int:
         return self.pos_embed.shape[1]
 
-    def forward(self, images):
+    def forward(self, images, key_padding_mask: Optional[torch.Tensor] = None, causal: bool = False):
+        """Logits; ``key_padding_mask`` ``[B, N]`` (True = visible token, CLS included) and
+        ``causal`` go to every block's attention."""
         x = self.patch_embed(images).flatten(2).transpose(1, 2)
         if self.cls_token is not None:
             x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
         x = x + self.pos_embed
-        for blk in self.blocks:
-            x = blk(x)
+        x = self.blocks(x, key_padding_mask=key_padding_mask, causal=causal)
         x = self.norm(x)
         x = x[:, 0] if self.pool == "cls" else x.mean(1)
         return self.head(x)

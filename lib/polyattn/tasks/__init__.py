@@ -1,4 +1,26 @@
-"""Tasks for :func:`polyattn.train.fit` (see :mod:`polyattn.tasks.base` for the protocol)."""
-from .base import ACCURACY, TEST_LOSS, Batch, Metric
+"""Tasks for :func:`polyattn.train.fit`, by name (see :mod:`polyattn.tasks.base` for the protocol).
 
-__all__ = ["ACCURACY", "TEST_LOSS", "Batch", "Metric"]
+A new task is a new module here and one line in :data:`TASKS`, not a new training loop.
+"""
+from .base import ACCURACY, TEST_LOSS, Batch, Metric
+from .images import ImageClassification
+
+TASKS = {
+    "images": ImageClassification(),
+}
+
+
+def register(task) -> None:
+    """Add a task object under ``task.name`` (tests and extensions use this)."""
+    TASKS[task.name] = task
+
+
+def get_task(name: str):
+    """The task registered as ``name``; a clear error lists the known ones."""
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}") from None
+
+
+__all__ = ["ACCURACY", "TASKS", "TEST_LOSS", "Batch", "Metric", "get_task", "register"]

@@ -1,0 +1,145 @@
+"""``fit`` beyond images: toy tasks with padding masks and L-BFGS, resume, divergence, and the
+reproduction of a committed book record."""
+import json
+import warnings
+
+import pytest
+import torch
+from toy_tasks import register_toy_tasks
+
+from polyattn import activations, probes, results
+from polyattn.config import TrainConfig
+from polyattn.models.blocks import Encoder
+from polyattn.tasks import get_task
+from polyattn.train import Interrupted, checkpoint_path, fit
+
+register_toy_tasks()
+REPO = results.REPO_ROOT
+
+
+def _seq(**kw):
+    base = dict(experiment="unit_fit", preset="smoke", task="toy_seq", epochs=3, batch_size=32, lr=3e-3,
+                warmup_epochs=0.5, threads=1)
+    return TrainConfig(**{**base, **kw})
+
+
+def _reg(**kw):
+    base = dict(experiment="unit_fit", preset="smoke", task="toy_regression", optimizer="lbfgs", lr=1.0,
+                epochs=6, batch_size=64, warmup_epochs=0.0, threads=1)
+    return TrainConfig(**{**base, **kw})
+
+
+def test_unknown_task_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown task 'nope'"):
+        get_task("nope")
+
+
+def test_sequence_task_trains_and_describes_itself():
+    rec = fit(_seq(), progress=False)
+    assert rec["status"] == "ok" and rec["task"] == "toy_seq"
+    assert rec["seq_lens"] == {"seq_len": 12}
+    assert [m["name"] for m in rec["metrics_spec"]] == ["test_acc"]
+    assert len(rec["metrics"]) == 3 and {"train_loss", "test_acc", "lr"} <= set(rec["metrics"][-1])
+    results.validate(rec)
+
+
+@pytest.mark.parametrize("make", [_seq, _reg])
+def test_resumed_run_matches_uninterrupted(make):
+    cfg = make(seed=5)
+    full = fit(cfg, progress=False, resume=False)
+    checkpoint_path(cfg).unlink(missing_ok=True)
+    with pytest.raises(Interrupted):
+        fit(cfg, progress=False, stop_after_epoch=2)
+    assert checkpoint_path(cfg).exists()
+    resumed = fit(cfg, progress=False)
+    assert not checkpoint_path(cfg).exists()
+    strip = lambda ms: [{k: v for k, v in m.items() if k != "wall_s"} for m in ms]  # noqa: E731
+    assert strip(resumed["metrics"]) == strip(full["metrics"])
+
+
+def test_sequence_divergence_is_recorded_with_its_step():
+    rec = fit(_seq(options={"poison_epoch": 1}), progress=False)
+    assert rec["status"] == "diverged" and rec["diverged_step"] == 4      # 128 / 32 steps per epoch
+    assert len(rec["metrics"]) == 1
+    results.validate(rec)
+
+
+def test_lbfgs_closure_step_reduces_the_error():
+    rec = fit(_reg(), progress=False)
+    errs = [m["test_rmse"] for m in rec["metrics"]]
+    assert rec["status"] == "ok" and len(errs) == 6
+    assert errs[-1] < 0.2 * errs[0]
+    assert rec["metrics_spec"][0]["higher_is_better"] is False
+
+
+def test_lbfgs_divergence_inside_the_line_search_is_recorded():
+    rec = fit(_reg(options={"infinite_below": 0.05}), progress=False)
+    assert rec["status"] == "diverged" and isinstance(rec["diverged_step"], int)
+
+
+def test_adamw_then_lbfgs_switches_optimiser():
+    rec = fit(_reg(optimizer="adamw_lbfgs", lbfgs_from_epoch=2, lr=1e-2), progress=False)
+    assert rec["status"] == "ok"
+    # AdamW's schedule sets lr per step; L-BFGS keeps the configured lr
+    assert rec["metrics"][-1]["lr"] == pytest.approx(1e-2)
+    with pytest.raises(ValueError, match="lbfgs_from_epoch"):
+        _reg(optimizer="adamw_lbfgs", lbfgs_from_epoch=0)
+
+
+def test_probes_through_fit_on_a_padded_task():
+    rec = fit(_seq(epochs=1, probe_every=2, probe_metrics=("attn_fro", "attn_first_token", "attn_entropy")),
+              progress=False)
+    metrics = {r["metric"] for r in rec["probes"]}
+    assert {"attn_fro", "attn_fro_over_sqrt_n", "attn_first_token", "attn_entropy"} <= metrics
+
+
+@pytest.mark.parametrize("spec", activations.BOOK_SPECS)
+def test_padded_keys_get_zero_weight_through_the_blocks(spec):
+    """A key-padding mask given to the encoder reaches every layer's attention."""
+    torch.manual_seed(0)
+    enc = Encoder(16, 2, 2, spec)
+    x = torch.randn(3, 7, 16) * 3
+    kpm = torch.ones(3, 7, dtype=torch.bool)
+    kpm[0, 4:] = False
+    kpm[2, 1:] = False
+    seen = []
+    with probes.capture(enc, lambda i, s, out: seen.append(s.weights)):
+        enc(x, key_padding_mask=kpm)
+    assert len(seen) == 2
+    for w in seen:
+        assert torch.all(w[0, :, :, 4:] == 0) and torch.all(w[2, :, :, 1:] == 0)
+        assert torch.any(w[1] != 0)
+
+
+def test_causal_flag_reaches_the_attention():
+    torch.manual_seed(0)
+    enc = Encoder(16, 1, 2, "poly:p=3")
+    seen = []
+    with probes.capture(enc, lambda i, s, out: seen.append(s.weights)):
+        enc(torch.randn(2, 5, 16), causal=True)
+    assert torch.all(seen[0].triu(diagonal=1) == 0)
+
+
+def _reproducible_record():
+    """The cheapest committed book record computed on this machine's CPU model (float results of
+    the same program differ between CPU models, so exact reproduction is a same-machine claim)."""
+    here = results.cpu_model()
+    recs = [json.loads(p.read_text()) for p in sorted((REPO / "data" / "results").glob("*/*.json"))]
+    recs = [r for r in recs if r["status"] == "ok" and r["provenance"]["hardware"]["cpu"] == here
+            and r["preset"] == "book" and not r["provenance"]["git_dirty"]]
+    if not recs:
+        pytest.skip(f"no committed book record was computed on this CPU model ({here})")
+    return min(recs, key=lambda r: (r["config"]["train_subset"] or 60000) // r["config"]["batch_size"])
+
+
+def test_a_committed_book_record_is_reproduced():
+    """One epoch of a committed book configuration gives exactly its first-epoch metrics."""
+    rec = _reproducible_record()
+    cfg = TrainConfig.from_dict({**rec["config"], "preset": "smoke"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fit(cfg, progress=False, epochs_limit=1, resume=False)
+    assert out["partial"] == 1
+    want, got = rec["metrics"][0], out["metrics"][0]
+    keys = ("step", "train_loss", "train_acc", "test_loss", "test_acc", "lr")
+    assert {k: got[k] for k in keys} == {k: want[k] for k in keys}
