@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from .config import NOT_HASHED, hash_fields  # noqa: F401  (NOT_HASHED re-exported)
+from .presets import EVIDENCE_PRESETS
 
 SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
-EVIDENCE_PRESETS = ("book", "paper")
 REQUIRED = ("schema", "experiment", "config", "config_hash", "seed", "preset", "status", "metrics", "provenance")
 
 

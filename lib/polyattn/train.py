@@ -21,6 +21,7 @@ import torch
 
 from .config import TrainConfig
 from .models.blocks import decay_groups
+from .presets import seed_everything
 from .results import REPO_ROOT, config_dict, provenance
 from .tasks import get_task
 
@@ -33,18 +34,6 @@ class Interrupted(RuntimeError):
 
 class _Diverged(RuntimeError):
     pass
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python's, NumPy's and torch's global generators; make CPU kernels deterministic."""
-    import random
-
-    import numpy as np
-
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def checkpoint_path(config: TrainConfig) -> Path:

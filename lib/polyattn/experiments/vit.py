@@ -10,9 +10,8 @@ and GPUs, and are listed, not run, here.
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..presets import DEFAULT_SEEDS, PRESETS, seeds_for  # noqa: F401  (re-exported for chapters)
 
-PRESETS = ("smoke", "book", "paper")
-DEFAULT_SEEDS = {"smoke": (0,), "book": (0, 1, 2), "paper": (0,)}
 #: Table 1 carries the book's paired comparisons, so its book preset has more seeds.
 TABLE1_SEEDS = {**DEFAULT_SEEDS, "book": (0, 1, 2, 3, 4)}
 
@@ -39,17 +38,6 @@ _SWEEP_SCALE = {
     "book": dict(train_subset=1000, test_subset=2000, epochs=5, batch_size=32, warmup_epochs=1.0),
 }
 _COMMON = dict(dataset="fashion_mnist", image_size=28, lr=2e-3, weight_decay=0.05, clip_grad=1.0, threads=1)
-
-
-def seeds_for(preset: str, seeds=None, defaults: dict = DEFAULT_SEEDS) -> tuple[int, ...]:
-    """``seeds`` when given, else the preset's default seeds (from ``defaults``)."""
-    _check(preset)
-    return tuple(seeds) if seeds is not None else defaults[preset]
-
-
-def _check(preset):
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {PRESETS}")
 
 
 def _cfg(preset, experiment, scale=_SCALE, **kw) -> TrainConfig:
