@@ -193,6 +193,24 @@ def test_records_written_by_a_later_chapter_do_not_execute_an_earlier_one_again(
     assert book.run(preset="smoke", html=False, root=root).executed == ["01_reader", "02_writer"]
 
 
+
+def test_the_site_leaves_out_the_cell_papermill_injects(tmp_path):
+    root = _mini_book(tmp_path, _tiny_notebook(nbformat.v4.new_code_cell("print(preset)")))
+    book.run(preset="smoke", html=False, root=root)
+    executed = root / "_build" / "executed" / "01_mini.ipynb"
+    injected = [c for c in nbformat.read(str(executed), as_version=4).cells
+                if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "smoke" in injected[0].source
+    src = book.assemble(book.discover(root), {"01_mini": executed}, root, root)
+    cells = nbformat.read(str(src / "chapters" / "01_mini.ipynb"), as_version=4).cells
+    removed = [c.source for c in cells if "remove-cell" in c.metadata.get("tags", [])]
+    assert removed == [injected[0].source]
+    own = next(c for c in cells if "parameters" in c.metadata.get("tags", []))
+    assert "remove-cell" not in own.metadata["tags"]
+    # the executed notebook keeps papermill's cell as written: failing cells are numbered against it
+    again = nbformat.read(str(executed), as_version=4).cells
+    assert not any("remove-cell" in c.metadata.get("tags", []) for c in again)
+
 # --- (d) a broken cell names chapter and cell ------------------------------------------------
 
 def test_a_failing_cell_fails_the_command_naming_chapter_and_cell(tmp_path):
@@ -266,6 +284,8 @@ def test_a_glued_verdict_reaches_the_intro_of_the_built_site(tmp_path):
     intro = (report.html / "intro.html").read_text()
     assert "holds in 1000 of 1000 random matrices" in intro
     assert "pending: chapter 04" in intro and "polyattn:verdict-table" not in intro
+    page = (report.html / "chapters" / "02_proofs.html").read_text()
+    assert "recompute" in page and "# Parameters" not in page, "papermill's injected cell is on the page"
 
 
 # --- (c) smoke execution of every chapter and the site ---------------------------------------

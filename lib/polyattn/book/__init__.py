@@ -42,8 +42,8 @@ from .keys import (MANIFEST_SCHEMA, content_key, key_of, key_parts, library_hash
 from .notebooks import (cells_of, check_chapter, declared_results, has_outputs, pair_drift, parameter_names,
                         read_notebook)
 from .pipeline import RunReport, run
-from .site import (ENVIRONMENT_MARKER, FAVICON_SVG, MATHJAX_PARTS, STATUS_MARKER, VERDICT_MARKER, assemble,
-                   build_html, mathjax_dir, setup)
+from .site import (ENVIRONMENT_MARKER, FAVICON_SVG, INJECTED_TAG, MATHJAX_PARTS, REMOVE_TAG, STATUS_MARKER,
+                   VERDICT_MARKER, assemble, build_html, copy_executed_notebook, mathjax_dir, setup)
 from .status import environment, status_markdown, status_table
 from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc
 
@@ -57,8 +57,8 @@ __all__ = [
     "cells_of", "check_chapter", "declared_results", "has_outputs", "pair_drift", "parameter_names",
     "read_notebook",
     "RunReport", "run",
-    "ENVIRONMENT_MARKER", "FAVICON_SVG", "MATHJAX_PARTS", "STATUS_MARKER", "VERDICT_MARKER", "assemble",
-    "build_html", "mathjax_dir", "setup",
+    "ENVIRONMENT_MARKER", "FAVICON_SVG", "INJECTED_TAG", "MATHJAX_PARTS", "REMOVE_TAG", "STATUS_MARKER",
+    "VERDICT_MARKER", "assemble", "build_html", "copy_executed_notebook", "mathjax_dir", "setup",
     "environment", "status_markdown", "status_table",
     "Entry", "discover", "is_jupytext_markdown", "read_toc",
 ]

@@ -17,6 +17,11 @@ VERDICT_MARKER = "% polyattn:verdict-table"
 STATUS_MARKER = "% polyattn:status-table"
 ENVIRONMENT_MARKER = "% polyattn:environment-table"
 
+#: papermill tags the cell it inserts with the parameters of the run; MyST-NB leaves a cell
+#: tagged remove-cell out of the page.
+INJECTED_TAG = "injected-parameters"
+REMOVE_TAG = "remove-cell"
+
 #: MathJax files copied into the site (the rest of the package is not needed for TeX input
 #: with CommonHTML output, the menu and the accessibility extensions it loads on demand).
 MATHJAX_PARTS = ("tex-chtml.js", "input", "output", "ui", "a11y", "adaptors", "sre")
@@ -50,6 +55,24 @@ def mathjax_dir() -> Path:
     return d
 
 
+def copy_executed_notebook(source: Path, target: Path) -> None:
+    """Copy an executed chapter into the site's tree with papermill's injected cell removed from the page.
+
+    The chapter's own parameters cell already shows the parameters; the injected cell would
+    show them a second time.  The preset each chapter ran with is on the status page.  The
+    executed notebook itself keeps the cell as papermill wrote it: failing cells are numbered
+    against it.
+    """
+    import nbformat
+
+    nb = nbformat.read(str(source), as_version=4)
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if INJECTED_TAG in tags and REMOVE_TAG not in tags:
+            cell.metadata["tags"] = [*tags, REMOVE_TAG]
+    nbformat.write(nb, str(target))
+
+
 def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, root: Path = REPO_ROOT) -> Path:
     """Lay out ``_build/src`` for jupyter-book; returns its path."""
     import yaml
@@ -71,7 +94,7 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
         if e.kind == "notebook":
             target = src / f"{e.docname}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(executed[e.name], target)
+            copy_executed_notebook(executed[e.name], target)
         else:
             text = e.source.read_text(encoding="utf-8")
             text = _replace_marker(text, VERDICT_MARKER, verdicts)
