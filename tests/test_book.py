@@ -1,5 +1,7 @@
 """The book: notebook pairing, parameters, caching, failures, the smoke build and a browser check."""
+import ast
 import functools
+import html as html_module
 import http.server
 import json
 import shutil
@@ -193,6 +195,24 @@ def test_records_written_by_a_later_chapter_do_not_execute_an_earlier_one_again(
     assert book.run(preset="smoke", html=False, root=root).executed == ["01_reader", "02_writer"]
 
 
+
+def test_the_site_leaves_out_the_cell_papermill_injects(tmp_path):
+    root = _mini_book(tmp_path, _tiny_notebook(nbformat.v4.new_code_cell("print(preset)")))
+    book.run(preset="smoke", html=False, root=root)
+    executed = root / "_build" / "executed" / "01_mini.ipynb"
+    injected = [c for c in nbformat.read(str(executed), as_version=4).cells
+                if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "smoke" in injected[0].source
+    src = book.assemble(book.discover(root), {"01_mini": executed}, root, root)
+    cells = nbformat.read(str(src / "chapters" / "01_mini.ipynb"), as_version=4).cells
+    removed = [c.source for c in cells if "remove-cell" in c.metadata.get("tags", [])]
+    assert removed == [injected[0].source]
+    own = next(c for c in cells if "parameters" in c.metadata.get("tags", []))
+    assert "remove-cell" not in own.metadata["tags"]
+    # the executed notebook keeps papermill's cell as written: failing cells are numbered against it
+    again = nbformat.read(str(executed), as_version=4).cells
+    assert not any("remove-cell" in c.metadata.get("tags", []) for c in again)
+
 # --- (d) a broken cell names chapter and cell ------------------------------------------------
 
 def test_a_failing_cell_fails_the_command_naming_chapter_and_cell(tmp_path):
@@ -266,9 +286,27 @@ def test_a_glued_verdict_reaches_the_intro_of_the_built_site(tmp_path):
     intro = (report.html / "intro.html").read_text()
     assert "holds in 1000 of 1000 random matrices" in intro
     assert "pending: chapter 04" in intro and "polyattn:verdict-table" not in intro
+    page = (report.html / "chapters" / "02_proofs.html").read_text()
+    assert "recompute" in page and "# Parameters" not in page, "papermill's injected cell is on the page"
 
 
 # --- (c) smoke execution of every chapter and the site ---------------------------------------
+
+def _glued_texts(path):
+    """The text glued under each key of an executed notebook."""
+    nb = nbformat.read(str(path), as_version=4)
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            # glue stores its value under a prefixed mime type (application/papermill.record/text/plain)
+            plain = [v for k, v in o.get("data", {}).items() if k.endswith("text/plain")]
+            if name and plain:
+                value = ast.literal_eval(plain[0])
+                if isinstance(value, str):
+                    out[name] = value
+    return out
+
 
 @pytest.fixture(scope="module")
 def smoke_book(tmp_path_factory):
@@ -293,8 +331,24 @@ def test_smoke_build_executes_every_chapter_and_builds_the_site(smoke_book):
     assert all(manifest["chapters"][c]["status"] == "ok" for c in chapters)
     status = (html / "chapters" / "status.html").read_text()
     assert all(c in status for c in chapters) and "smoke" in status and "papermill" in status
-    intro = (html / "intro.html").read_text()
-    assert "polyattn:verdict-table" not in intro and "pending: chapter" in intro or "verdict" in intro
+    intro = html_module.unescape((html / "intro.html").read_text())
+    # Sphinx's smart quotes make typographic quotes, dashes and ellipses of the pasted text
+    intro = intro.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                                           "\u2013": "--", "\u2014": "---", "\u2026": "..."}))
+    assert "polyattn:verdict-table" not in intro, "the verdict table's marker is left in the intro"
+    assert "<table" in intro and "raised by" in intro and "checked in" in intro, "the intro has no verdict table"
+    # a verdict counts when the chapter the claim names glued it (the table pastes no other)
+    delivered = {c.id: _glued_texts(build_root / "_build" / "executed" / f"{c.chapter}.ipynb").get(f"verdict_{c.id}")
+                 if c.chapter in chapters else None for c in book.CLAIMS}
+    pending = {c.chapter.split("_", 1)[0] for c in book.CLAIMS if delivered[c.id] is None}
+    for c in book.CLAIMS:
+        number = c.chapter.split("_", 1)[0]
+        if delivered[c.id] is not None:
+            assert delivered[c.id][:40] in intro, f"the verdict on {c.id} is not in the intro"
+        if number in pending:
+            assert f"pending: chapter {number}" in intro, f"the row of {c.id} says neither verdict nor pending"
+        else:
+            assert f"pending: chapter {number}" not in intro, f"chapter {number} delivered, yet a row is pending"
     # a second run finds everything cached
     again = book.run(preset="smoke", root=ROOT, build_root=build_root, html=False)
     assert again.executed == [] and sorted(again.cached) == sorted(chapters)

@@ -1,0 +1,16 @@
+"""What every step of the book shares: where it lives, the presets, the chapters' parameters
+and the error a failed step raises."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+#: The polyattn package: the code the chapters import, hashed into every content key.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PRESETS = ("smoke", "book", "paper")
+PARAMETER_NAMES = ("preset", "recompute", "seeds", "device")
+
+
+class BookError(RuntimeError):
+    """A chapter could not be executed or the site could not be built; the message says which."""
+

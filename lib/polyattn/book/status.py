@@ -1,0 +1,70 @@
+"""The status page: one row per executed chapter from the manifest, and the build's environment."""
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..results import cpu_model, git
+from .common import REPO_ROOT
+from .keys import load_manifest
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def environment(root: Path = REPO_ROOT) -> dict:
+    """Commit, package versions, Python and hardware of this build."""
+    commit = git("rev-parse", "HEAD", root=root)
+    dirty = git("status", "--porcelain", "--", "lib", "chapters", "requirements.txt", root=root)
+    info = {
+        "git commit": (commit or "unknown") + (" (uncommitted changes)" if dirty else ""),
+        "python": platform.python_version(),
+    }
+    for dist in ("torch", "numpy", "jupyter-book", "myst-nb", "papermill", "polyattn"):
+        info[dist] = _version(dist)
+    info["CPU"] = cpu_model()
+    info["cores"] = str(os.cpu_count())
+    info["platform"] = platform.platform()
+    return info
+
+
+def status_table(build_root: Path = REPO_ROOT):
+    """One row per executed chapter from the manifest: seconds, preset, state, time of execution."""
+    import pandas as pd
+
+    rows = []
+    for name, rec in sorted(load_manifest(build_root)["chapters"].items()):
+        rows.append({"chapter": name, "docname": rec.get("docname", f"chapters/{name}"), "preset": rec.get("preset"), "state": rec.get("state"),
+                     "seconds": rec.get("seconds"), "executed at (UTC)": rec.get("executed_at"),
+                     "status": rec.get("status")})
+    return pd.DataFrame(rows, columns=["chapter", "docname", "preset", "state", "seconds", "executed at (UTC)", "status"])
+
+
+def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
+    def esc(v):
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:
+    df = status_table(build_root)
+    rows = []
+    for r in df.itertuples(index=False):
+        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
+        rows.append([f"{{doc}}`{r.chapter} </{r.docname}>`" if r.status == "ok" else r.chapter,
+                     r.preset, r.state, secs, r[5], r.status])
+    status = _markdown_table(["chapter", "preset", "cache state", "execution seconds", "executed at (UTC)", "status"], rows)
+    env = _markdown_table(["item", "value"], environment(root).items())
+    return status, env
+
