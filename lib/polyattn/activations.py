@@ -24,13 +24,11 @@ Specs (the spec string is the activation's name in every table, legend and recor
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Optional
 
 import torch
-import torch.nn.functional as F
 
 Tensor = torch.Tensor
 

@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import pandas as pd
 import torch
 
-from .theory.presets import generator
+from .presets import generator
 from .theory.score_scale import gaussian_elementwise_fro
 
 Tensor = torch.Tensor
@@ -27,37 +27,23 @@ def attention_norms(model: torch.nn.Module, inputs: Tensor, gaussian_prediction:
     the head's measured score mean and std (elementwise activations only; NaN for softmax).
     The model is run in eval mode without gradients; flags and hooks are restored afterwards.
     """
-    from .attention import Attend
+    from .probes import capture, find_attends
 
-    attends = [m for m in model.modules() if isinstance(m, Attend)]
-    if not attends:
+    if not find_attends(model):
         raise ValueError("attention_norms found no polyattn Attend module in the model; "
                          "build it from polyattn.attention.MultiHeadAttention")
-    captured: dict[int, list] = {i: [] for i in range(len(attends))}
+    captured: dict[int, list] = {}
 
-    def make_hook(i):
-        def hook(module, args, kwargs, output):
-            scores = args[0] if args else kwargs["scores"]
-            mask = args[1] if len(args) > 1 else kwargs.get("mask")
-            n = args[2] if len(args) > 2 else kwargs.get("n")
-            captured[i].append((scores.detach(), mask, n, output.detach(), module.activation))
-        return hook
+    def keep(i, seen, output):
+        captured.setdefault(i, []).append((seen.scores.detach(), seen.mask, seen.n, seen.weights,
+                                           seen.module.activation))
 
     was_training = model.training
-    flags = [a.probed for a in attends]
-    handles = []
+    model.eval()
     try:
-        for i, a in enumerate(attends):
-            a.probed = True
-            handles.append(a.register_forward_hook(make_hook(i), with_kwargs=True))
-        model.eval()
-        with torch.no_grad():
+        with capture(model, keep), torch.no_grad():
             model(inputs)
     finally:
-        for h in handles:
-            h.remove()
-        for a, f in zip(attends, flags):
-            a.probed = f
         model.train(was_training)
 
     rows = []
@@ -75,7 +61,8 @@ def attention_norms(model: torch.nn.Module, inputs: Tensor, gaussian_prediction:
                         if gaussian_prediction and act.elementwise else float("nan"))
                 rows.append({"layer": layer, "head": h, "activation": act.spec, "N": nk,
                              "fro_over_sqrt_n": float(fro[:, h].mean()) / math.sqrt(n_rows),
-                             "fro_over_sqrt_n_std": float(fro[:, h].std()) / math.sqrt(n_rows) if fro.shape[0] > 1 else float("nan"),
+                             "fro_over_sqrt_n_std": (float(fro[:, h].std()) / math.sqrt(n_rows) if fro.shape[0] > 1
+                                                     else float("nan")),
                              "jac_over_sqrt_n": float(jac[:, h].mean()) / math.sqrt(n_rows),
                              "score_mean": mu, "score_std": sd, "gaussian_over_sqrt_n": pred})
     return pd.DataFrame(rows)

@@ -57,10 +57,11 @@ def seed_everything(seed: int) -> None:
 
 
 def generator(seed: int, *labels):
-    """A CPU ``torch.Generator`` keyed by ``seed`` and ``labels`` (any str()-able values)."""
+    """A CPU ``torch.Generator`` keyed by ``seed`` and ``labels`` (strings and numbers): one
+    independent stream per computation, the same on every run and machine."""
     import torch
 
-    digest = hashlib.sha256(repr((int(seed),) + tuple(str(x) for x in labels)).encode()).digest()
+    digest = hashlib.sha256(repr((int(seed),) + tuple(labels)).encode()).digest()
     return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & ((1 << 63) - 1))
 
 

@@ -20,9 +20,10 @@ import pandas as pd
 import torch
 
 from . import activations
+from .presets import check, generator
 
 #: Sizes per preset: sequence lengths ``ns`` and the number of random score matrices per N.
-PRESETS = {
+SIZES = {
     "smoke": {"ns": (4, 16, 64), "trials": 2, "curve_ns": (4, 64)},
     "book": {"ns": (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048), "trials": 8, "curve_ns": (4, 64, 1024)},
     "paper": {"ns": (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), "trials": 16, "curve_ns": (4, 64, 1024)},
@@ -31,13 +32,7 @@ PRESETS = {
 
 def settings(preset: str) -> dict:
     """The sizes used under a preset (smoke, book or paper)."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    return dict(PRESETS[preset])
-
-
-def _generator(seed: int, n: int, trial: int) -> torch.Generator:
-    return torch.Generator().manual_seed(int(seed) * 1_000_003 + int(n) * 7919 + int(trial))
+    return dict(SIZES[check(preset)])
 
 
 def gaussian_scores(n: int, rows: int | None = None, sigma: float = 1.0, seed: int = 0, trial: int = 0) -> torch.Tensor:
@@ -47,7 +42,7 @@ def gaussian_scores(n: int, rows: int | None = None, sigma: float = 1.0, seed: i
     if not sigma > 0:
         raise ValueError(f"sigma must be positive, got {sigma}")
     rows = n if rows is None else rows
-    return sigma * torch.randn(rows, n, generator=_generator(seed, n, trial), dtype=torch.float32)
+    return sigma * torch.randn(rows, n, generator=generator(seed, "gaussian_scores", n, trial), dtype=torch.float32)
 
 
 def _check(specs: Sequence[str], ns: Sequence[int]):

@@ -37,15 +37,44 @@ from .claims import CLAIM_IDS, CLAIMS, Claim, glued_keys, verdict, verdict_table
 from .cli import main
 from .common import PACKAGE_DIR, PARAMETER_NAMES, PRESETS, REPO_ROOT, BookError
 from .execute import execute_chapter
-from .keys import (MANIFEST_SCHEMA, content_key, key_of, key_parts, library_hash, load_manifest, manifest_path,
-                   results_hash, results_root, save_manifest)
-from .notebooks import (cells_of, check_chapter, declared_results, has_outputs, pair_drift, parameter_names,
-                        read_notebook)
+from .keys import (
+                   MANIFEST_SCHEMA,
+                   content_key,
+                   key_of,
+                   key_parts,
+                   library_hash,
+                   load_manifest,
+                   manifest_path,
+                   results_hash,
+                   results_root,
+                   save_manifest,
+)
+from .notebooks import (
+                   cells_of,
+                   check_chapter,
+                   declared_results,
+                   has_outputs,
+                   pair_drift,
+                   parameter_names,
+                   read_notebook,
+)
 from .pipeline import RunReport, run
-from .site import (ENVIRONMENT_MARKER, FAVICON_SVG, INJECTED_TAG, MATHJAX_PARTS, REMOVE_TAG, STATUS_MARKER,
-                   VERDICT_MARKER, assemble, build_html, copy_executed_notebook, mathjax_dir, setup)
+from .site import (
+                   ENVIRONMENT_MARKER,
+                   FAVICON_SVG,
+                   INJECTED_TAG,
+                   MATHJAX_PARTS,
+                   REMOVE_TAG,
+                   STATUS_MARKER,
+                   VERDICT_MARKER,
+                   assemble,
+                   build_html,
+                   copy_executed_notebook,
+                   mathjax_dir,
+                   setup,
+)
 from .status import environment, status_markdown, status_table
-from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc
+from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc  # noqa: F401  (tests use _prune_toc)
 
 __all__ = [
     "CLAIM_IDS", "CLAIMS", "Claim", "glued_keys", "verdict", "verdict_table",

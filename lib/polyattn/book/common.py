@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..presets import PRESETS  # noqa: F401  (the one list of presets)
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 #: The polyattn package: the code the chapters import, hashed into every content key.
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
-PRESETS = ("smoke", "book", "paper")
 PARAMETER_NAMES = ("preset", "recompute", "seeds", "device")
 
 

@@ -42,7 +42,8 @@ def status_table(build_root: Path = REPO_ROOT):
 
     rows = []
     for name, rec in sorted(load_manifest(build_root)["chapters"].items()):
-        rows.append({"chapter": name, "docname": rec.get("docname", f"chapters/{name}"), "preset": rec.get("preset"), "state": rec.get("state"),
+        rows.append({"chapter": name, "docname": rec.get("docname", f"chapters/{name}"), "preset": rec.get("preset"),
+                     "state": rec.get("state"),
                      "seconds": rec.get("seconds"), "executed at (UTC)": rec.get("executed_at"),
                      "status": rec.get("status")})
     return pd.DataFrame(rows, columns=["chapter", "docname", "preset", "state", "seconds", "executed at (UTC)", "status"])

@@ -29,21 +29,55 @@ sizes of chapter 02 per preset are in :mod:`.presets`.
 """
 from __future__ import annotations
 
-from .assumptions import (MODEL_SIZES, bound_factors_table, correlated_qk_monte_carlo, head_dim_table,
-                          qk_equal_prediction, sigma_at_softmax_bound)
-from .moments import (D_SYMBOL, double_factorial_odd, leading_moment, min_d_within, moment_product_form,
-                      moment_ratio_table, product_moment, sum_product_moment, sum_product_moment_value,
-                      thm42_bound, thm42_exact_rms, thm42_monte_carlo)
+from .assumptions import (
+    MODEL_SIZES,
+    bound_factors_table,
+    correlated_qk_monte_carlo,
+    head_dim_table,
+    qk_equal_prediction,
+    sigma_at_softmax_bound,
+)
+from .moments import (
+    D_SYMBOL,
+    double_factorial_odd,
+    leading_moment,
+    min_d_within,
+    moment_product_form,
+    moment_ratio_table,
+    product_moment,
+    sum_product_moment,
+    sum_product_moment_value,
+    thm42_bound,
+    thm42_exact_rms,
+    thm42_monte_carlo,
+)
 from .power_laws import PowerLawFit, fit_exponents, fit_power_law
 from .presets import PRESETS, TheoryPreset, generator, preset, resolve_seed
-from .qgrad import (qgrad_fro_norm, qgrad_fro_norm_autograd, thm44_bound_p1, thm44_exact_second_moment_p1,
-                    thm44_leading, thm44_monte_carlo)
+from .qgrad import (
+    qgrad_fro_norm,
+    qgrad_fro_norm_autograd,
+    thm44_bound_p1,
+    thm44_exact_second_moment_p1,
+    thm44_leading,
+    thm44_monte_carlo,
+)
 from .score_scale import gaussian_elementwise_fro, norm_vs_n_survey, score_scale_survey
-from .softmax_bounds import (adversarial_softmax_jacobian, adversarial_softmax_norm, eq42_as_quoted,
-                             jacobian_fro_sq_autodiff, k_uniform_row_value, plain_ascent_softmax_jacobian,
-                             softmax_fro_gap, softmax_fro_norm, softmax_jacobian_fro, softmax_jacobian_fro_sq,
-                             softmax_jacobian_fro_sq_rows64, softmax_norm_survey, softmax_row_bound_chain,
-                             two_halves_logits)
+from .softmax_bounds import (
+    adversarial_softmax_jacobian,
+    adversarial_softmax_norm,
+    eq42_as_quoted,
+    jacobian_fro_sq_autodiff,
+    k_uniform_row_value,
+    plain_ascent_softmax_jacobian,
+    softmax_fro_gap,
+    softmax_fro_norm,
+    softmax_jacobian_fro,
+    softmax_jacobian_fro_sq,
+    softmax_jacobian_fro_sq_rows64,
+    softmax_norm_survey,
+    softmax_row_bound_chain,
+    two_halves_logits,
+)
 
 _MODEL_NORMS = ("attention_norms", "init_model_norms", "trained_norms_from_records")
 

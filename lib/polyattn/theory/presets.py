@@ -1,10 +1,9 @@
 """Chapter 02's grid sizes per preset, the base seed, and one random stream per computation."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-import torch
+from ..presets import check, generator  # noqa: F401  (one seeding scheme for the library)
 
 
 @dataclass(frozen=True)
@@ -81,9 +80,7 @@ PRESETS = {
 
 def preset(name: str) -> TheoryPreset:
     """The grid sizes of a preset (smoke, book or paper)."""
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return PRESETS[name]
+    return PRESETS[check(name)]
 
 
 def resolve_seed(seeds, theory_preset: TheoryPreset) -> int:
@@ -98,12 +95,3 @@ def resolve_seed(seeds, theory_preset: TheoryPreset) -> int:
         return int(seeds)
     except (TypeError, ValueError):
         raise ValueError(f"seeds must be None, an int or a list of ints, got {seeds!r}") from None
-
-
-def generator(seed: int, *labels) -> torch.Generator:
-    """A CPU generator seeded from ``(seed, *labels)``: one independent stream per computation."""
-    digest = hashlib.sha256(repr((int(seed),) + tuple(labels)).encode()).digest()
-    g = torch.Generator()
-    g.manual_seed(int.from_bytes(digest[:8], "little") & ((1 << 63) - 1))
-    return g
-
