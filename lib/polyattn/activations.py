@@ -302,9 +302,11 @@ def register(family: str, builder: Callable[[dict], Activation], params: set, fo
     """Add a family to the registry: ``builder(params)`` gets the spec's parameters as
     canonical strings (fractions, e.g. '1/14') and returns the Activation; ``params``
     are the parameter names it accepts; ``forms`` extend the list of valid forms that
-    every ValueError quotes."""
+    every ValueError quotes.  Registering the same builder again does nothing."""
     global SPEC_FORMS
     if family in _BUILDERS:
+        if _BUILDERS[family][0] is builder:
+            return
         raise ValueError(f"activation family '{family}' is already registered")
     _BUILDERS[family] = (builder, set(params))
     SPEC_FORMS = SPEC_FORMS + tuple(forms)
@@ -403,6 +405,9 @@ def properties_table(specs=BOOK_SPECS):
     return rows
 
 
-# The other families register themselves on import; at the end, so that the module
-# they import from is complete.
-from . import activations_extra as _extra  # noqa: E402,F401
+# The other families: that module registers them when it first runs (at its end), and
+# again here should this module be reloaded; imported first, it is not complete yet.
+from . import activations_extra as _extra  # noqa: E402
+
+if hasattr(_extra, "install"):
+    _extra.install()

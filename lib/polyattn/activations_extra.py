@@ -1,4 +1,4 @@
-"""More attention activations, registered into :mod:`polyattn.activations`.
+"""More attention activations, registered into :mod:`polyattn.activations` by its import.
 
 Use them exactly like the others (``activations.get("taylor_softmax")(scores, mask)``):
 masked keys get exactly zero weight, scores at masked keys never reach a formula
@@ -314,16 +314,19 @@ def _polyak_sum(params):
                       _rows=rows, _jacobian_parts=parts)
 
 
-_A.register("power_softmax", _power_softmax, {"p"}, ("power_softmax:p=P   (P a positive integer; |s|^P)",))
-_A.register("taylor_softmax", _taylor_softmax, set(), ("taylor_softmax",))
-_A.register("periodic", _periodic, set(), ("periodic",))
-_A.register("relu2_n", _relu2_n, set(), ("relu2_n",))
-_A.register("relu2_norm", _relu2_norm, set(), ("relu2_norm",))
-_A.register("sa_softmax", _sa_softmax, set(), ("sa_softmax",))
-_A.register("sa_softmax_norm", _sa_softmax_norm, set(), ("sa_softmax_norm",))
-_A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
-_A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
-_A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
+def install():
+    """Register this module's families into :mod:`polyattn.activations` (which calls it)."""
+    _A.register("power_softmax", _power_softmax, {"p"}, ("power_softmax:p=P   (P a positive integer; |s|^P)",))
+    _A.register("taylor_softmax", _taylor_softmax, set(), ("taylor_softmax",))
+    _A.register("periodic", _periodic, set(), ("periodic",))
+    _A.register("relu2_n", _relu2_n, set(), ("relu2_n",))
+    _A.register("relu2_norm", _relu2_norm, set(), ("relu2_norm",))
+    _A.register("sa_softmax", _sa_softmax, set(), ("sa_softmax",))
+    _A.register("sa_softmax_norm", _sa_softmax_norm, set(), ("sa_softmax_norm",))
+    _A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
+    _A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
+    _A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
+
 
 #: The specs this module adds, plus the norm intervention on softmax, in table order.
 EXTRA_SPECS = (
@@ -340,3 +343,6 @@ EXTRA_SPECS = (
     "invsqrt",
     "polyak_sum",
 )
+
+if "power_softmax" not in _A._BUILDERS:
+    install()
