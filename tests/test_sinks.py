@@ -100,3 +100,12 @@ def test_signed_unnormalised_weights_report_the_normalised_share():
     assert rep["row_sum_min"] == pytest.approx(0.0, abs=1e-6) and rep["row_sum_max"] == pytest.approx(2.0)
     # by share both heads are sinks (0.52 and 0.625), by raw weight only the large one
     assert rep["sink_rate_normalised"] == 1.0
+
+
+def test_two_of_four_encoder_heads_at_one_half_on_token_zero_give_the_published_rate_one_half():
+    n = 8
+    w = torch.full((5, 4, n, n), 1 / n)
+    w[:, 0::2, :, 0] = 0.5
+    w[:, 0::2, :, 1:] = 0.5 / (n - 1)
+    assert sinks.sink_rate(w, causal=False, window=None) == pytest.approx(0.5)      # eps = 0.3
+    assert sinks.sink_report(w, causal=False, window=None)["sink_rate_normalised"] == pytest.approx(0.5)
