@@ -21,6 +21,13 @@ Specs (the spec string is the activation's name in every table, legend and recor
     softpick           relu(e^s - 1) / (sum |e^s - 1| + eps)   (Zuhri et al. 2025)
     ssmax:s=S          softmax((S log N) * s)              (Nakanishi 2025)
     poly_norm:p=P      s^P / sum s^P, P even               (normalised polynomial)
+    softmax:k=K        K * softmax(s)                      (the norm intervention: ||A||_F up to K sqrt(N))
+
+More families (Power-Softmax, Taylor softmax, periodic, ReLU^2, SA-Softmax, a
+norm-capped polynomial, and two formulas of a survey article made well defined) live
+in :mod:`polyattn.activations_extra` and are registered into this same registry with
+:func:`register`; that module's docstring lists them, and says which published
+formulas it follows and which article formulas were wrong.
 """
 from __future__ import annotations
 
@@ -37,6 +44,7 @@ _POLY_NORM_TINY = 1e-30
 
 SPEC_FORMS = (
     "softmax",
+    "softmax:k=K         (K > 0; K * softmax)",
     "poly:p=P            (P a positive integer; scale 1/sqrt(N))",
     "poly:p=P,c=C        (fixed scale C, e.g. c=1/14 or c=1)",
     "relu_n",
@@ -59,7 +67,9 @@ class Activation:
     score and the row's N only); ``pointwise_grad`` is its derivative in ``s``.
     ``_rows`` computes the weights of a row-coupled activation.  ``_jacobian_parts``
     returns (a, b, c) such that each row's Jacobian is diag(a) - b c^T, which gives
-    the exact Frobenius norm without materialising the Jacobian.
+    the exact Frobenius norm without materialising the Jacobian.  b and c may carry
+    one more trailing dimension r: the Jacobian is then diag(a) - sum_r b_r c_r^T
+    (activations whose weights also depend on a row's min or max need rank > 1).
     """
 
     spec: str
@@ -97,8 +107,16 @@ class Activation:
                 g = torch.where(mask, self.pointwise_grad(s, n), zero)
                 return (g * g).sum(-1)
             a, b, c = self._jacobian_parts(s, mask, n)
-            a, b, c = (torch.where(mask, t, zero) for t in (a, b, c))
-            sq = (a * a).sum(-1) - 2 * (a * b * c).sum(-1) + (b * b).sum(-1) * (c * c).sum(-1)
+            a = torch.where(mask, a, zero)
+            if b.dim() == s.dim():
+                b, c = (torch.where(mask, t, zero) for t in (b, c))
+                sq = (a * a).sum(-1) - 2 * (a * b * c).sum(-1) + (b * b).sum(-1) * (c * c).sum(-1)
+            else:
+                b, c = (torch.where(mask[..., None], t, zero) for t in (b, c))
+                gram_b = b.transpose(-1, -2) @ b                  # [..., r, r]
+                gram_c = c.transpose(-1, -2) @ c
+                sq = ((a * a).sum(-1) - 2 * (a[..., None] * b * c).sum((-1, -2))
+                      + (gram_b * gram_c).sum((-1, -2)))
             # The terms cancel on near-one-hot rows; rounding must not make a norm negative.
             return sq.clamp_min(0)
 
@@ -127,15 +145,27 @@ def _masked_fill_min(s: Tensor, mask: Tensor) -> Tensor:
 # --- builders -----------------------------------------------------------------------------
 
 def _softmax(params):
+    """Softmax; with ``k`` (k > 0), k * softmax: positivity, sparsity and row-wise ranking
+    kept, rows sum to k, so ||A||_F reaches k sqrt(N) (one-hot rows) instead of sqrt(N).
+    It isolates the norm from the other softmax properties; ``softmax:k=1`` is softmax."""
+    k = params.get("k")
+    kval = 1.0 if k is None else float(Fraction(k))
+    if not kval > 0:
+        raise ValueError(f"softmax needs k > 0, got k={k}. " + _valid_forms())
+    if kval == 1.0:
+        spec, desc, pr = "softmax", "exp(s) / sum_j exp(s_j)", {}
+    else:
+        spec, desc, pr = f"softmax:k={k}", f"{k} * exp(s) / sum_j exp(s_j)", {"k": str(k)}
+
     def rows(s, mask, n):
-        return torch.softmax(_masked_fill_min(s, mask), dim=-1)
+        p = torch.softmax(_masked_fill_min(s, mask), dim=-1)
+        return p if kval == 1.0 else kval * p
 
     def parts(s, mask, n):
-        p = torch.where(mask, rows(s, mask, n), torch.zeros((), device=s.device))
-        return p, p, p
+        p = torch.where(mask, torch.softmax(_masked_fill_min(s, mask), dim=-1), torch.zeros((), device=s.device))
+        return kval * p, kval * p, p
 
-    return Activation("softmax", "softmax", {}, True, True, False,
-                      "exp(s) / sum_j exp(s_j)", _rows=rows, _jacobian_parts=parts)
+    return Activation(spec, "softmax", pr, True, kval == 1.0, False, desc, _rows=rows, _jacobian_parts=parts)
 
 
 def _poly(params):
@@ -256,7 +286,7 @@ def _poly_norm(params):
 
 
 _BUILDERS = {
-    "softmax": (_softmax, set()),
+    "softmax": (_softmax, {"k"}),
     "poly": (_poly, {"p", "c"}),
     "relu_n": (_relu_n, set()),
     "sigmoid": (_sigmoid, set()),
@@ -264,6 +294,20 @@ _BUILDERS = {
     "ssmax": (_ssmax, {"s"}),
     "poly_norm": (_poly_norm, {"p"}),
 }
+
+
+def register(family: str, builder: Callable[[dict], Activation], params: set, forms: tuple[str, ...] = ()):
+    """Add a family to the registry: ``builder(params)`` gets the spec's parameters as
+    canonical strings (fractions, e.g. '1/14') and returns the Activation; ``params``
+    are the parameter names it accepts; ``forms`` extend the list of valid forms that
+    every ValueError quotes.  Registering the same builder again does nothing."""
+    global SPEC_FORMS
+    if family in _BUILDERS:
+        if _BUILDERS[family][0] is builder:
+            return
+        raise ValueError(f"activation family '{family}' is already registered")
+    _BUILDERS[family] = (builder, set(params))
+    SPEC_FORMS = SPEC_FORMS + tuple(forms)
 
 
 def _int_param(params, key, family):
@@ -357,3 +401,11 @@ def properties_table(specs=BOOK_SPECS):
         rows.append({"spec": a.spec, "formula": a.description, "non-negative": a.nonnegative,
                      "rows sum to 1": a.rows_sum_to_one, "elementwise": a.elementwise})
     return rows
+
+
+# The other families: that module registers them when it first runs (at its end), and
+# again here should this module be reloaded; imported first, it is not complete yet.
+from . import activations_extra as _extra  # noqa: E402
+
+if hasattr(_extra, "install"):
+    _extra.install()
