@@ -340,7 +340,8 @@ def parse(spec: str) -> tuple[str, dict]:
             key, eq, val = item.partition("=")
             key = key.strip()
             if not eq or not key:
-                raise ValueError(f"malformed parameter '{item}' in activation spec '{spec}' (expected key=value). " + _valid_forms())
+                raise ValueError(f"malformed parameter '{item}' in activation spec '{spec}' (expected key=value). "
+                                 + _valid_forms())
             params[key] = _parse_number(val, spec)
     allowed = _BUILDERS[family][1]
     extra = set(params) - allowed

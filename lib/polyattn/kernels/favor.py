@@ -137,8 +137,9 @@ def favor_plus_attention(q: Tensor, k: Tensor, v: Tensor, n_features: int, gener
 def favor_attention_weights(q: Tensor, k: Tensor, n_features: int, generator: torch.Generator,
                             key_padding_mask: Optional[Tensor] = None, causal: bool = False,
                             orthogonal: bool = True, projection: Optional[Tensor] = None) -> Tensor:
-    """The N x N weights FAVOR+ implies, ``[B, H, Nq, Nk]`` (rows sum to 1), for probes and sink measurements on small inputs; the same features
-    as :func:`favor_plus_attention` for the same generator state or projection."""
+    """The N x N weights FAVOR+ implies, ``[B, H, Nq, Nk]`` (rows sum to 1), for probes and sink
+    measurements on small inputs; the same features as :func:`favor_plus_attention` for the same
+    generator state or projection."""
     b, h, n_q, d = q.shape
     n_k = k.shape[2]
     _check(q, k, k, key_padding_mask)
