@@ -8,6 +8,8 @@ GRIDS = {
     "vit_scale": vit.scale_sweep,
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
+    "vit_norm_intervention": vit.intervention,
+    "vit_scale_long": vit.scale_sweep_long,
 }
 
 __all__ = ["GRIDS", "vit"]

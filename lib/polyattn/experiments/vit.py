@@ -124,6 +124,48 @@ def unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for act in UNCLIPPED_ACTIVATIONS for s in seeds_for(preset, seeds)]
 
 
+#: The norm intervention: softmax times k (positivity, normalisation and sparsity kept, but
+#: ||A||_F can reach k sqrt(N)), and x^3/sqrt(N) with each row rescaled to norm at most 1 (so
+#: ||A||_F <= sqrt(N) without any of softmax's three properties).
+INTERVENTION_ACTIVATIONS = ("softmax:k=2", "softmax:k=4", "softmax:k=8", "poly_cap:p=3")
+
+
+def intervention(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """The converged tier's recipe with the norm changed by construction (softmax and x^3/sqrt(N)
+    themselves are the converged tier's records)."""
+    if preset == "paper":
+        return paper_configs()
+    return [_cfg(preset, "vit_norm_intervention", _CONVERGED_SCALE, activation=act, patch_size=4, model="micro",
+                 seed=s, probe_every=_converged_probe_every(preset), **_CONVERGED_PROBES)
+            for act in INTERVENTION_ACTIVATIONS for s in seeds_for(preset, seeds)]
+
+
+#: The scale sweep trained longer: a grid of c wide enough to put the best constant inside it
+#: at each length, more images and epochs (the 197-token setting costs about seven times the
+#: 50-token one, so it gets half the images).
+SWEEP_LONG_CONSTANTS = ("1/8", "1/2", "2", "8", "32")
+_SWEEP_LONG_SCALE = {
+    "smoke": dict(train_subset=256, test_subset=256, epochs=1, batch_size=64, warmup_epochs=0.5),
+    "book": dict(train_subset=20000, test_subset=10000, epochs=10, batch_size=128, warmup_epochs=1.0),
+}
+_SWEEP_LONG_IMAGES = {2: 10000}
+
+
+def scale_sweep_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """c * x^3 at N = 17, 50 and 197 tokens, trained far longer than :func:`scale_sweep`."""
+    if preset == "paper":
+        return paper_configs()
+    consts = SWEEP_LONG_CONSTANTS if preset != "smoke" else SWEEP_LONG_CONSTANTS[1:3]
+    out = []
+    for patch in SCALE_PATCHES:
+        extra = {"train_subset": _SWEEP_LONG_IMAGES[patch]} if preset == "book" and patch in _SWEEP_LONG_IMAGES else {}
+        for c in consts:
+            for s in seeds_for(preset, seeds):
+                out.append(_cfg(preset, "vit_scale_long", _SWEEP_LONG_SCALE, activation=f"poly:p=3,c={c}",
+                                patch_size=patch, model="micro", seed=s, **extra))
+    return out
+
+
 #: How much the attention-map models train, per preset (a short retraining; records keep no weights).
 ATTENTION_MAP_SCALE = {
     "smoke": dict(train_subset=256, test_subset=64, epochs=1, batch_size=64, warmup_epochs=0.5),
