@@ -143,3 +143,21 @@ def test_a_committed_book_record_is_reproduced():
     want, got = rec["metrics"][0], out["metrics"][0]
     keys = ("step", "train_loss", "train_acc", "test_loss", "test_acc", "lr")
     assert {k: got[k] for k in keys} == {k: want[k] for k in keys}
+
+
+def test_character_lm_trains_evaluates_generates_and_measures_sinks():
+    cfg = TrainConfig(experiment="unit_fit", preset="smoke", task="charlm", dataset="synthetic", model="micro",
+                      activation="poly:p=3", epochs=2, batch_size=16, lr=3e-3, warmup_epochs=0.5, threads=1,
+                      options={"context": 32, "windows": 160, "eval_windows": 8, "sample_chars": 30})
+    rec = fit(cfg, progress=False)
+    assert rec["status"] == "ok" and rec["task"] == "charlm"
+    assert rec["seq_lens"] == {"seq_len": 32, "eval_len_x1": 32, "eval_len_x2": 64, "eval_len_x4": 128}
+    last = rec["metrics"][-1]
+    for name in ("val_bpc", "test_bpc", "test_bpc_x2", "test_bpc_x4"):
+        assert 0 < last[name] < 8
+    assert all(not m["higher_is_better"] for m in rec["metrics_spec"])
+    # a model that learned something: better than the uniform code over the vocabulary
+    assert last["val_bpc"] < rec["metrics"][0]["val_bpc"] or last["val_bpc"] < 4.0
+    final = rec["final"]
+    assert len(final["sample"]) == 30 and 0 <= final["sinks"]["sink_rate"] <= 1
+    json.dumps(rec)   # the whole record is storable

@@ -238,6 +238,8 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
               "metrics_spec": [m.as_dict() for m in task.metrics(config)],
               "metrics": metrics, "probes": probe_rows, "provenance": prov, "rank": rank,
               "n_params": sum(p.numel() for p in model.parameters())}
+    if status == "ok" and rank == 0 and hasattr(task, "summarise"):
+        record["final"] = task.summarise(model, config, data, device)
     if epochs_limit is not None and last_epoch < config.epochs:
         record["partial"] = last_epoch
     if return_model:

@@ -3,10 +3,12 @@
 A new task is a new module here and one line in :data:`TASKS`, not a new training loop.
 """
 from .base import ACCURACY, TEST_LOSS, Batch, Metric
+from .charlm import CharLanguageModel
 from .images import ImageClassification
 
 TASKS = {
     "images": ImageClassification(),
+    "charlm": CharLanguageModel(),
 }
 
 

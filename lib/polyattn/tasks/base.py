@@ -11,9 +11,12 @@ clipping, probes, divergence, checkpoints, DDP and records, and nothing about th
         def load(self, config, world, rank) -> data   # any object; loaded once per run
         def build_model(self, config, data) -> nn.Module
         def steps_per_epoch(self, config, data) -> int
-        def batches(self, config, data, epoch, world, rank) -> Iterable[Batch]
-        def loss(self, model, batch, config) -> (loss tensor, {name: float} train statistics)
-        def evaluate(self, model, config, data) -> {name: float}   # the declared metrics
+        def batches(self, config, data, epoch, world, rank, state) -> Iterable[Batch]
+        def loss(self, model, batch, config) -> (loss tensor, {name: sum over the batch})
+        def evaluate(self, model, config, data, device) -> {name: float}   # the declared metrics
+        # optional:
+        def prepare(self, config, data) -> state      # per-run state built after the model
+        def summarise(self, model, config, data, device) -> dict   # stored as record["final"]
 
 A :class:`Batch` carries its inputs, its targets and its masks (as the Annotated
 Transformer's batch does); ``size`` is the number of examples it weighs in epoch averages.

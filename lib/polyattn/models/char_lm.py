@@ -1,0 +1,76 @@
+"""A small GPT-style character language model from the shared blocks, with the causal mask.
+
+Positions are sinusoidal (defined at any length), so the model can be evaluated at 2x and
+4x its training context, where the two readings of N in x^p/sqrt(N) (the row's own length,
+or the fixed context) differ most.  The model computes its own loss (as nanoGPT's does)
+when given targets, and declares its weight-decay groups.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .blocks import Encoder, decay_groups, init_weights
+
+LM_SIZES = {
+    "micro": dict(dim=64, depth=2, heads=4),
+    "small": dict(dim=128, depth=4, heads=4),
+}
+
+
+def sinusoidal_positions(n: int, dim: int, device=None) -> torch.Tensor:
+    pos = torch.arange(n, dtype=torch.float32, device=device)[:, None]
+    i = torch.arange(0, dim, 2, dtype=torch.float32, device=device)
+    angle = pos / torch.pow(10000.0, i / dim)
+    out = torch.zeros(n, dim, device=device)
+    out[:, 0::2] = torch.sin(angle)
+    out[:, 1::2] = torch.cos(angle[:, : dim // 2])
+    return out
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab_size: int, activation: str = "softmax", size: str = "micro", n_mode: str = "row",
+                 context: Optional[int] = None):
+        super().__init__()
+        if size not in LM_SIZES:
+            raise ValueError(f"unknown language-model size {size!r}; choose one of {sorted(LM_SIZES)}")
+        s = LM_SIZES[size]
+        self.dim, self.context = s["dim"], context
+        self.embed = nn.Embedding(vocab_size, s["dim"])
+        self.blocks = Encoder(s["dim"], s["depth"], s["heads"], activation, n_mode=n_mode)
+        self.norm = nn.LayerNorm(s["dim"])
+        self.head = nn.Linear(s["dim"], vocab_size, bias=False)
+        self.apply(init_weights)
+
+    def decay_groups(self):
+        return decay_groups(self, no_decay=("embed",))
+
+    def forward(self, tokens, targets: Optional[torch.Tensor] = None):
+        """Logits ``[B, T, V]``; with ``targets`` also the mean cross-entropy in nats (ignore index -100)."""
+        t = tokens.shape[1]
+        x = self.embed(tokens) * math.sqrt(self.dim) + sinusoidal_positions(t, self.dim, tokens.device)
+        logits = self.head(self.norm(self.blocks(x, causal=True)))
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100)
+        return logits, loss
+
+    @torch.no_grad()
+    def generate(self, prompt: torch.Tensor, new_tokens: int, temperature: float = 1.0, top_k: Optional[int] = None,
+                 generator: Optional[torch.Generator] = None, window: Optional[int] = None) -> torch.Tensor:
+        """Sample ``new_tokens`` continuations of ``prompt`` ``[B, T]`` (the last ``window`` tokens condition)."""
+        window = window or self.context
+        out = prompt
+        for _ in range(new_tokens):
+            ctx = out if window is None else out[:, -window:]
+            logits = self(ctx)[:, -1].float() / max(temperature, 1e-6)
+            if top_k is not None:
+                kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+            nxt = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)
+            out = torch.cat([out, nxt], dim=1)
+        return out

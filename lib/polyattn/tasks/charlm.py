@@ -1,0 +1,139 @@
+"""Character-level causal language modelling (bits per character, lower is better).
+
+Corpus: the King James Bible from Debian's ``bible-kjv`` (``dataset="bible_kjv"``), split by
+book so that validation and test text is unseen (:mod:`polyattn.data.charlm`), or a small
+generated text (``dataset="synthetic"``) for tests.  Model: :class:`polyattn.models.char_lm.CharLM`
+with the causal mask.  Options (``config.options``):
+
+    context          training window in characters (default 128)
+    windows          random training windows per epoch (default 200 batches' worth)
+    eval_windows     windows per evaluation and length (default 64)
+    eval_multiples   lengths evaluated, as multiples of the context (default (1, 2, 4))
+    sample_chars     characters generated from the fixed prompt at the end (default 200)
+
+At the end of training the record also holds (under ``final``) generated samples from a
+fixed prompt with fixed sampling settings, and the attention-sink measurements of
+:mod:`polyattn.sinks` on test windows of 64 characters.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..presets import generator
+from .base import Batch, Metric
+
+DEFAULTS = dict(context=128, windows=6400, eval_windows=64, eval_multiples=(1, 2, 4), sample_chars=200,
+                prompt="And God said, ", temperature=0.8, top_k=20)
+CORPORA = ("bible_kjv", "synthetic")
+
+
+def _opt(config, key):
+    return config.options.get(key, DEFAULTS[key])
+
+
+def synthetic_books(n_books: int = 12, words: int = 3000, seed: int = 0) -> dict:
+    """A small deterministic corpus with learnable structure (for tests and smoke runs)."""
+    g = generator(seed, "synthetic_books")
+    vocab = ["and", "the", "of", "lord", "said", "unto", "him", "them", "land", "king", "day", "people"]
+    books = {}
+    for b in range(n_books):
+        idx = torch.randint(0, len(vocab), (words,), generator=g).tolist()
+        books[f"Book {b + 1}"] = " ".join(vocab[i] for i in idx) + "."
+    return books
+
+
+class CharLanguageModel:
+    name = "charlm"
+
+    def metrics(self, config):
+        out = [Metric("val_bpc", "bits/char", False, 1.0, "validation bits per character")]
+        for m in _opt(config, "eval_multiples"):
+            suffix = "" if m == 1 else f"_x{m}"
+            out.append(Metric(f"test_bpc{suffix}", "bits/char", False, 1.0,
+                              "test bits per character" + ("" if m == 1 else f" at {m}x the context")))
+        return out
+
+    def seq_lens(self, config):
+        return {"seq_len": _opt(config, "context"),
+                **{f"eval_len_x{m}": m * _opt(config, "context") for m in _opt(config, "eval_multiples")}}
+
+    def load(self, config, world, rank):
+        from ..data.charlm import build_corpus
+
+        if config.dataset == "bible_kjv":
+            from ..data.bible import books
+
+            return build_corpus(books())
+        if config.dataset == "synthetic":
+            return build_corpus(synthetic_books())
+        raise ValueError(f"the charlm task reads dataset one of {CORPORA}, got {config.dataset!r}")
+
+    def build_model(self, config, data):
+        from ..models.char_lm import CharLM
+
+        return CharLM(len(data.vocab), config.activation, config.model, config.n_mode, _opt(config, "context"))
+
+    def steps_per_epoch(self, config, data):
+        return max(1, _opt(config, "windows") // config.batch_size)
+
+    def batches(self, config, data, epoch, world, rank, state=None):
+        from ..data.charlm import random_windows
+
+        g = generator(config.seed, "charlm_batches", epoch)
+        stream = data.stream("train")
+        shard = config.batch_size // world
+        for _ in range(self.steps_per_epoch(config, data)):
+            x, y = random_windows(stream, _opt(config, "context"), config.batch_size, g)
+            x, y = x[rank * shard:(rank + 1) * shard], y[rank * shard:(rank + 1) * shard]
+            yield Batch(x, y, causal=True, size=len(x))
+
+    def loss(self, model, batch, config):
+        _, loss = model(batch.inputs, batch.target)
+        return loss, {"train_bpc": loss.item() / math.log(2) * batch.size}
+
+    @torch.no_grad()
+    def _bpc(self, model, stream, context, multiple, max_windows, device):
+        from ..data.charlm import eval_windows
+
+        x, y = eval_windows(stream, context, multiple, max_windows)
+        total, count = 0.0, 0
+        for i in range(0, len(x), 16):
+            logits = model(x[i:i + 16].to(device)).float()
+            total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[i:i + 16].reshape(-1).to(device),
+                                     reduction="sum").item()
+            count += y[i:i + 16].numel()
+        return total / count / math.log(2)
+
+    def evaluate(self, model, config, data, device):
+        model.eval()
+        ctx, windows = _opt(config, "context"), _opt(config, "eval_windows")
+        out = {"val_bpc": self._bpc(model, data.stream("validation"), ctx, 1, windows, device)}
+        for m in _opt(config, "eval_multiples"):
+            out["test_bpc" + ("" if m == 1 else f"_x{m}")] = self._bpc(model, data.stream("test"), ctx, m,
+                                                                       max(1, windows // m), device)
+        model.train()
+        return out
+
+    @torch.no_grad()
+    def summarise(self, model, config, data, device) -> dict:
+        """Samples from the fixed prompt and the sink measurements, on the trained model."""
+        from ..data.charlm import eval_windows
+        from ..probes import record_attention_maps
+        from ..sinks import sink_report
+
+        model.eval()
+        prompt = data.vocab.encode(DEFAULTS["prompt"])[None].to(device)
+        g = torch.Generator().manual_seed(1234)
+        out = model.generate(prompt, _opt(config, "sample_chars"), temperature=DEFAULTS["temperature"],
+                             top_k=DEFAULTS["top_k"], generator=g)
+        sample = data.vocab.decode(out[0, prompt.shape[1]:].tolist())
+        x, _ = eval_windows(data.stream("test"), 64, 1, 16)
+        maps = record_attention_maps(model, x.to(device))        # [L, B, H, 64, 64]
+        report = sink_report(list(maps), causal=True)
+        model.train()
+        return {"prompt": DEFAULTS["prompt"], "sample": sample,
+                "sampling": {"temperature": DEFAULTS["temperature"], "top_k": DEFAULTS["top_k"], "seed": 1234},
+                "sinks": {k: (v.tolist() if torch.is_tensor(v) else v) for k, v in report.items()}}
