@@ -176,6 +176,12 @@ def test_pathfinder_images_are_labelled_by_connectivity(length, n):
     assert not torch.equal(pathfinder.generate(3, seed=8, cfg=cfg)["images"], images[:3])
 
 
+def test_pathfinder_workers_make_the_same_images():
+    cfg = pathfinder.preset(6)
+    one, two = pathfinder.generate(6, seed=2, cfg=cfg), pathfinder.generate(6, seed=2, cfg=cfg, workers=2)
+    assert all(torch.equal(one[k], two[k]) for k in one)
+
+
 def test_load_lra_pathfinder_tokens_keep_black_pixels():
     data = load_lra("pathfinder_6", 6, 2, 2, seed=1)
     assert data.vocab_size == 256 and data.num_classes == 2 and data.max_len == 1024

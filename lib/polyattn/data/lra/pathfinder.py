@@ -75,13 +75,13 @@ def preset(name_or_length: str | int = "curv_contour_length_14", **overrides) ->
 
 
 def _dilate(mask: np.ndarray) -> np.ndarray:
-    """Each pixel and its 8 neighbours."""
-    p = np.pad(mask, 1)
-    h, w = mask.shape
-    out = np.zeros_like(mask)
-    for dy in range(3):
-        for dx in range(3):
-            out |= p[dy:dy + h, dx:dx + w]
+    """Each pixel and its 8 neighbours (a 3 x 3 box, applied as two 3-long passes)."""
+    rows = mask.copy()
+    rows[1:] |= mask[:-1]
+    rows[:-1] |= mask[1:]
+    out = rows.copy()
+    out[:, 1:] |= rows[:, :-1]
+    out[:, :-1] |= rows[:, 1:]
     return out
 
 
@@ -103,15 +103,15 @@ class _Canvas:
         y1, x1 = (min(n, int(math.ceil(v + radius)) + 1) for v in p)
         return slice(y0, y1), slice(x0, x1)
 
-    def seg_dist(self, a, b, win):
-        """Distances from the pixel centres in ``win`` to segments a -> b[k]: [K, h, w]."""
+    def seg_dist2(self, a, b, win):
+        """Squared distances from the pixel centres in ``win`` to segments a -> b[k]: [K, h, w]."""
         yy, xx = self.yy[win], self.xx[win]
         ay, ax = a
         by, bx = b[:, 0, None, None], b[:, 1, None, None]
         dy, dx = by - ay, bx - ax
         t = ((yy - ay) * dy + (xx - ax) * dx) / np.maximum(dy * dy + dx * dx, 1e-12)
         t = np.clip(t, 0.0, 1.0)
-        return np.hypot(yy - (ay + t * dy), xx - (ax + t * dx))
+        return (yy - (ay + t * dy)) ** 2 + (xx - (ax + t * dx)) ** 2
 
     def blocked(self, snake: int, own_old: np.ndarray, win) -> np.ndarray:
         """Pixels of ``win`` that touch another snake or an older part of this one."""
@@ -157,8 +157,8 @@ class _Snake:
             return False
         angles, weights, ends = angles[inside], weights[inside], ends[inside]
         win = c.window(p, cfg.step + cfg.line_width)
-        d = c.seg_dist(p, ends, win)
-        support = d < cfg.line_width
+        d2 = c.seg_dist2(p, ends, win)
+        support = d2 < cfg.line_width ** 2
         # the previous paddle touches the new one by design, so only older ones are avoided
         clash = (support & c.blocked(self.sid, self.old, win)[None]).any(axis=(1, 2))
         weights = np.where(clash, 0.0, weights)
@@ -174,7 +174,7 @@ class _Snake:
         self.heading = float(angles[k])
         self.old |= self.last
         self.last = new
-        self.dist[win] = np.minimum(self.dist[win], d[k])
+        self.dist[win] = np.minimum(self.dist[win], np.sqrt(d2[k]))
         c.owner[added] = self.sid
         return True
 
@@ -306,10 +306,12 @@ def generate(n: int, seed: int = 0, cfg: PathfinderConfig | None = None, stream:
     ``workers`` processes give the same images as one; images 2j and 2j+1 take opposite labels
     in a random order, so labels are balanced."""
     cfg = cfg or PathfinderConfig()
-    if workers > 1 and n > 64:
+    if workers > 1 and n > 1:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        bounds = np.linspace(0, n, 4 * workers + 1).astype(int)
-        with ProcessPoolExecutor(workers) as pool:
+        bounds = np.unique(np.linspace(0, n, 4 * workers + 1).astype(int))
+        # fork: the workers need only NumPy and this module, already loaded here
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             parts = list(pool.map(_generate_range, *zip(*[(cfg, seed, stream, a, b) for a, b in zip(bounds[:-1], bounds[1:])])))
     else:
         parts = [_generate_range(cfg, seed, stream, 0, n)]
@@ -327,53 +329,44 @@ def statistics_of(out: dict) -> dict:
             "distractors_min": int(out["distractors"].min()) if len(labels) else 0}
 
 
+def _flood(on: np.ndarray, start, seen: np.ndarray) -> list[tuple[int, int]]:
+    """The pixels of ``on`` 8-connected to ``start``, marked in ``seen`` on the way."""
+    h, w = on.shape
+    seen[start] = True
+    todo, found = deque([start]), []
+    while todo:
+        y, x = todo.popleft()
+        found.append((y, x))
+        for v in range(max(0, y - 1), min(h, y + 2)):
+            for u in range(max(0, x - 1), min(w, x + 2)):
+                if on[v, u] and not seen[v, u]:
+                    seen[v, u] = True
+                    todo.append((v, u))
+    return found
+
+
 def connected(image, a, b, threshold: int = 0) -> bool:
     """Whether pixels a and b, both above ``threshold``, are joined through 8-neighbouring pixels
     above ``threshold`` (flood fill from a)."""
-    img = np.asarray(image)
-    on = img > threshold
+    on = np.asarray(image) > threshold
     a, b = tuple(int(v) for v in a), tuple(int(v) for v in b)
     if not (on[a] and on[b]):
         return False
-    h, w = on.shape
     seen = np.zeros_like(on)
-    seen[a] = True
-    todo = deque([a])
-    while todo:
-        y, x = todo.popleft()
-        if (y, x) == b:
-            return True
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                v, u = y + dy, x + dx
-                if 0 <= v < h and 0 <= u < w and on[v, u] and not seen[v, u]:
-                    seen[v, u] = True
-                    todo.append((v, u))
-    return False
+    _flood(on, a, seen)
+    return bool(seen[b])
 
 
 def find_markers(image, level: int = 255) -> list[tuple[int, int]]:
-    """Centres (rounded) of the 8-connected blobs of pixels at ``level`` or above, largest first."""
-    img = np.asarray(image)
-    on = img >= level
+    """Centres (rounded) of the 8-connected blobs of pixels at ``level`` or above, largest first
+    (markers are drawn at 255, contours at most at ``paddle_contrast`` of that)."""
+    on = np.asarray(image) >= level
     seen = np.zeros_like(on)
     blobs = []
     for start in zip(*np.nonzero(on)):
-        if seen[start]:
-            continue
-        seen[start] = True
-        todo, pix = deque([start]), []
-        while todo:
-            y, x = todo.popleft()
-            pix.append((y, x))
-            for dy in (-1, 0, 1):
-                for dx in (-1, 0, 1):
-                    v, u = y + dy, x + dx
-                    if 0 <= v < on.shape[0] and 0 <= u < on.shape[1] and on[v, u] and not seen[v, u]:
-                        seen[v, u] = True
-                        todo.append((v, u))
-        ys, xs = zip(*pix)
-        blobs.append((len(pix), (int(round(np.mean(ys))), int(round(np.mean(xs))))))
+        if not seen[start]:
+            ys, xs = zip(*_flood(on, start, seen))
+            blobs.append((len(ys), (int(round(np.mean(ys))), int(round(np.mean(xs))))))
     return [c for _, c in sorted(blobs, key=lambda t: -t[0])]
 
 
