@@ -118,7 +118,8 @@ def test_load_lra_listops_pads_with_a_mask_and_caches(tmp_path):
     assert list(os.scandir(os.path.join(os.environ["POLYATTN_CACHE"], "lra")))
     again, fresh = load_lra("listops", **kw), load_lra("listops", cache=False, **kw)
     for other in (again, fresh):
-        assert torch.equal(other.test.tokens, data.test.tokens) and torch.equal(other.test.key_padding_mask, data.test.key_padding_mask)
+        assert torch.equal(other.test.tokens, data.test.tokens)
+        assert torch.equal(other.test.key_padding_mask, data.test.key_padding_mask)
     assert data.description["statistics"]["train"]["n"] == 40
     assert data.chance == majority_chance(data.train, data.test)
     with pytest.raises(ValueError, match="max_len"):
@@ -311,7 +312,8 @@ def test_imdb_and_aan_loaders_read_the_stated_layouts(tmp_path):
     assert data.description["sizes"] == {"train": 4, "val": 2, "test": 6}
     row, n = data.test.tokens[0], int(data.test.lengths[0])
     review = bytes((row[:n] - 1).tolist()).decode()
-    assert review.startswith(("neg", "pos")) and review.endswith("\u00e9") and int(data.test.labels[0]) == review.startswith("pos")
+    assert review.startswith(("neg", "pos")) and review.endswith("\u00e9")
+    assert int(data.test.labels[0]) == review.startswith("pos")
     aan = tmp_path / "lra_release" / "tsv_data"
     aan.mkdir(parents=True)
     for name in retrieval.AAN_FILES.values():

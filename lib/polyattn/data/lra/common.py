@@ -139,7 +139,8 @@ def _unpack(stored: dict) -> LRASplit:
         tokens = stored["tokens" + suffix].to(torch.int64)
         fields["tokens" + suffix] = tokens
         if "lengths" + suffix in stored:
-            fields["key_padding_mask" + suffix] = torch.arange(tokens.shape[1])[None, :] < stored["lengths" + suffix][:, None]
+            lengths = stored["lengths" + suffix]
+            fields["key_padding_mask" + suffix] = torch.arange(tokens.shape[1])[None, :] < lengths[:, None]
         else:
             fields["key_padding_mask" + suffix] = stored["key_padding_mask" + suffix]
     return LRASplit(**fields)

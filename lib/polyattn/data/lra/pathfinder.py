@@ -15,13 +15,18 @@ among headings whose paddle stays free; then distractors grow from free seeds un
 placed or under 1% of the image is free.  One marker goes on the origin of a target snake, the
 other on the far end of the same snake (label 1) or of the other one (label 0).
 
-Where this version differs, on purpose: a snake is one unbroken polyline (the published
-paddles leave a 1 px gap at their joints), and the pixels of different snakes are never
-8-neighbours (the published occupancy margin is 1 px at a quarter of the resolution used
-there).  So "joined by one path" means exactly "in one 8-connected component of non-zero
-pixels", which :func:`path_label` checks by flood fill.  Lines are drawn with a linear falloff
-over 1 px from the centre line and a floor, so every drawn pixel is non-zero in uint8; paddles
-peak at ``paddle_contrast`` (0.75, i.e. 191), markers are 255.
+Where this version differs, on purpose:
+
+* a snake is one unbroken polyline (the published paddles leave a gap of ``margin`` at their
+  joints), and the pixels of different snakes are never 8-neighbours.  So "joined by one
+  path" means exactly "in one 8-connected component of non-zero pixels", which
+  :func:`path_label` checks by flood fill;
+* lines fall off linearly over 1 px from the centre line to a floor, so every drawn pixel is
+  non-zero in uint8; paddles peak at ``paddle_contrast`` (0.75, i.e. 191), markers are 255
+  (the published images are rescaled to their own maximum when saved);
+* a target snake that gets stuck takes back up to ``backtracks`` paddles in all before the
+  image starts again (published: the image starts again at once); the images are
+  generated in memory and do not pass through PNG files.
 """
 from __future__ import annotations
 
@@ -312,7 +317,8 @@ def generate(n: int, seed: int = 0, cfg: PathfinderConfig | None = None, stream:
         bounds = np.unique(np.linspace(0, n, 4 * workers + 1).astype(int))
         # fork: the workers need only NumPy and this module, already loaded here
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = list(pool.map(_generate_range, *zip(*[(cfg, seed, stream, a, b) for a, b in zip(bounds[:-1], bounds[1:])])))
+            jobs = [(cfg, seed, stream, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+            parts = list(pool.map(_generate_range, *zip(*jobs)))
     else:
         parts = [_generate_range(cfg, seed, stream, 0, n)]
     images, labels, markers, placed = (np.concatenate(x) for x in zip(*parts))
