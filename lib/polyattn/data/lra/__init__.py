@@ -29,7 +29,7 @@ from . import image, listops, pathfinder, retrieval, text
 from .common import PAD, LRAData, LRASplit, byte_split, cached, finish, pad_sequences
 
 BYTE_VOCAB = 257   # 256 byte values shifted by one, and the padding id 0
-GENERATOR_VERSION = 1   # part of every cache key: bump it when a generator's output changes
+GENERATOR_VERSION = 2   # part of every cache key: bump it when a generator's output changes
 
 
 def _sizes(given, default):

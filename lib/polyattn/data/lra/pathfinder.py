@@ -24,9 +24,9 @@ Where this version differs, on purpose:
 * lines fall off linearly over 1 px from the centre line to a floor, so every drawn pixel is
   non-zero in uint8; paddles peak at ``paddle_contrast`` (0.75, i.e. 191), markers are 255
   (the published images are rescaled to their own maximum when saved);
-* a target snake that gets stuck takes back up to ``backtracks`` paddles in all before the
-  image starts again (published: the image starts again at once); the images are
-  generated in memory and do not pass through PNG files.
+* a target snake that gets stuck takes back one paddle, two the next time, and so on, up to
+  ``backtracks`` times per image before the image starts again (published: the image starts
+  again at once); images are made in memory and do not pass through PNG files.
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class PathfinderConfig:
     headings: int = 36                        # candidate headings per paddle, 10 degrees apart (the
                                               # published circle of radius 3 px offers about 19)
     max_tries: int = 4                        # per distractor, as the published retrial count
-    backtracks: int = 16                      # paddles a stuck target snake may take back, per image
+    backtracks: int = 16                      # times target snakes may step back, per image
 
     @property
     def step(self) -> float:
@@ -145,6 +145,7 @@ class _Snake:
         self.old = np.zeros((n, n), dtype=bool)    # pixels of all paddles but the last
         self.last = np.zeros((n, n), dtype=bool)
         self.history: list[tuple] = []
+        self.stuck = 0
 
     def extend(self) -> bool:
         """Add one paddle; False when no heading leaves it free."""
@@ -231,11 +232,14 @@ def _targets(canvas: _Canvas):
     while min(s.paddles for s in snakes) < cfg.contour_length:
         s = min(snakes, key=lambda t: t.paddles)   # in turn, as published
         if not s.extend():
-            # a stuck snake steps back one paddle rather than the whole image starting again
+            # a stuck snake steps back rather than the whole image starting again, further each
+            # time, since one paddle back usually leads into the same dead end
             if budget == 0 or s.paddles == 0:
                 return None
             budget -= 1
-            s.undo()
+            s.stuck += 1
+            for _ in range(min(s.stuck, s.paddles)):
+                s.undo()
     for s in snakes:
         disk = canvas.disk(s.points[-1])
         if (disk & _dilate((canvas.owner >= 0) & (canvas.owner != s.sid))).any():
