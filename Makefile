@@ -14,6 +14,7 @@ PYTEST_ARGS ?=
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.setup-$(REQ_HASH)
 FASHION_MNIST := /usr/share/datasets/fashion-mnist
+BIBLE_DATA := /usr/lib/bible.data
 export DEBIAN_FRONTEND := noninteractive
 
 # apt-get as root, or through sudo when that needs no password; empty when neither works
@@ -38,7 +39,8 @@ $(STAMP): | $(PY)
 
 setup: $(STAMP) system-data
 
-# Fashion-MNIST comes from Debian's dataset-fashion-mnist package.
+# Fashion-MNIST comes from Debian's dataset-fashion-mnist package, the King James Bible (the
+# Long Range Arena's text tasks) from bible-kjv: its `bible` program and its data file.
 system-data:
 	@if [ -d $(FASHION_MNIST) ]; then :; \
 	elif [ -n "$(APT)" ]; then \
@@ -48,6 +50,15 @@ system-data:
 	else \
 	  echo "WARNING: $(FASHION_MNIST) is missing and apt-get cannot be used here;"; \
 	  echo "         install Debian's dataset-fashion-mnist package (as root: apt-get install dataset-fashion-mnist)"; \
+	fi
+	@if [ -x /usr/bin/bible ] && [ -f $(BIBLE_DATA) ]; then :; \
+	elif [ -n "$(APT)" ]; then \
+	  echo "installing bible-kjv with apt-get"; \
+	  ( $(APT) update -qq && $(APT) install -y -qq bible-kjv >/dev/null ) || \
+	    echo "WARNING: apt-get could not install bible-kjv; install it by hand (apt-get install bible-kjv)"; \
+	else \
+	  echo "WARNING: /usr/bin/bible or $(BIBLE_DATA) is missing and apt-get cannot be used here;"; \
+	  echo "         install Debian's bible-kjv package (as root: apt-get install bible-kjv)"; \
 	fi
 
 # The browser check drives Debian's chromium through chromium-driver.
