@@ -33,6 +33,18 @@ def test_causal_row_n_counts_the_querys_own_prefix():
     assert visible_counts(attention_mask(1, 5, 5, kpm, causal=True), 5, "fixed", kpm).flatten().tolist() == [3]
 
 
+def test_padded_n_is_the_padded_length_but_padding_still_gets_no_weight():
+    q, k, v = _qkv(b=1, h=1, n=6, d=2)
+    kpm = torch.tensor([[True, True, True, True, False, False]])
+    s = (q @ k.transpose(-2, -1)) / 2 ** 0.5
+    for n_mode, n in (("row", 4.0), ("fixed", 4.0), ("padded", 6.0)):
+        w = (s ** 3 / n ** 0.5) * kpm[:, None, None, :]
+        out = attention(q, k, v, "poly:p=3", key_padding_mask=kpm, n_mode=n_mode, path="naive")
+        torch.testing.assert_close(out, w @ v, rtol=1e-5, atol=1e-6)
+        fast = attention(q, k, v, "poly:p=3", key_padding_mask=kpm, n_mode=n_mode, path="blocked")
+        torch.testing.assert_close(fast, out, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("n_mode, expected_n", [("row", [1, 2, 3, 4]), ("fixed", [4, 4, 4, 4])])
 def test_causal_poly_uses_the_chosen_n(n_mode, expected_n):
     q, k, v = _qkv(b=1, h=1, n=4, d=2)

@@ -79,6 +79,8 @@ SHAPES = [
     dict(n_q=13, n_k=13, causal=True, padded=True),
     dict(n_q=13, n_k=13, causal=True, padded=True, n_mode="fixed"),
     dict(n_q=13, n_k=13, padded=True, n_mode="fixed"),
+    dict(n_q=13, n_k=13, padded=True, n_mode="padded"),
+    dict(n_q=13, n_k=13, causal=True, padded=True, n_mode="padded"),
     dict(n_q=5, n_k=9, causal=True, padded=True),                    # queries aligned with the end
     dict(n_q=9, n_k=5, causal=True),                                 # the first queries see nothing
 ]

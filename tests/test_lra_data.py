@@ -8,7 +8,7 @@ import torch
 from polyattn.data import bible
 from polyattn.data.errors import DatasetMissing
 from polyattn.data.fashion_mnist import DEBIAN_DIR
-from polyattn.data.lra import load_lra, listops, pathfinder, retrieval, text
+from polyattn.data.lra import listops, load_lra, pathfinder, retrieval, text
 from polyattn.data.lra.common import LRASplit, majority_chance
 from polyattn.data.lra.image import grey
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from . import activations as _acts
 
-N_MODES = ("row", "fixed")
+N_MODES = ("row", "fixed", "padded")
 PATHS = ("auto", "naive", "sdpa", "blocked", "linear")
 
 
@@ -43,9 +43,12 @@ def visible_counts(mask: Optional[torch.Tensor], n_k: int, n_mode: str = "row",
 
     ``row``: the number of keys that query may see (N = i + 1 for causal query i).
     ``fixed``: the number of non-padding keys, the same for every query of a sequence.
+    ``padded``: the padded length ``n_k``, whatever the masks (padding keys still get zero weight).
     """
     if n_mode not in N_MODES:
         raise ValueError(f"n_mode must be one of {N_MODES}, got {n_mode!r}")
+    if n_mode == "padded":
+        return torch.tensor(float(n_k), device=device)
     if n_mode == "fixed" or mask is None:
         if key_padding_mask is None:
             return torch.tensor(float(n_k), device=device)

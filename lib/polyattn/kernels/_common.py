@@ -21,9 +21,12 @@ def row_counts(batch: int, n_q: int, n_k: int, key_padding_mask: Optional[Tensor
 
     ``row``: the keys the query may see (padding and causal mask applied).
     ``fixed``: the non-padding keys of the sequence.  Both are clamped to at least 1.
+    ``padded``: the padded length ``n_k`` for every row.
     """
-    if n_mode not in ("row", "fixed"):
-        raise ValueError(f"n_mode must be 'row' or 'fixed', got {n_mode!r}")
+    if n_mode not in ("row", "fixed", "padded"):
+        raise ValueError(f"n_mode must be 'row', 'fixed' or 'padded', got {n_mode!r}")
+    if n_mode == "padded":
+        return torch.full((1, 1, 1, 1), float(n_k), dtype=torch.float32, device=device)
     if n_mode == "fixed" or not causal:
         if key_padding_mask is None:
             return torch.full((1, 1, 1, 1), float(n_k), dtype=torch.float32, device=device)
