@@ -4,7 +4,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from polyattn import analysis as A
 from polyattn.experiments import vit
@@ -290,7 +289,7 @@ def test_best_constant_needs_fixed_constants():
         A.best_constant(A.final_accuracy([make_record("softmax", 0)]))
 
 
-# --- budget, configurations, attention maps ---------------------------------------------------
+# --- budget and configurations ---------------------------------------------------------------
 
 def test_compute_budget_sums_wall_clock():
     recs = [make_record("softmax", s, wall_s=1800.0) for s in range(3)]
@@ -316,40 +315,6 @@ def test_deviations_table_comes_from_configs():
     assert "49 patches + CLS" in t.loc["images and tokens", "this book"]
     assert t.loc["seeds per configuration", "paper"] == str(len({c.seed for c in vit.paper_configs()}))
     assert "196 patches + CLS" in t.loc["images and tokens", "paper"]
-
-
-def test_cls_attention_shapes_and_softmax_mass():
-    from polyattn.models import build_vit
-
-    torch.manual_seed(0)
-    model = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="softmax").eval()
-    x = torch.randn(2, 1, 28, 28)
-    grid = A.cls_attention(model, x, layer=1)
-    assert grid.shape == (2, 4, 4, 4)
-    assert (grid >= 0).all() and (grid.sum((-2, -1)) <= 1 + 1e-5).all()
-    poly = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="poly:p=3").eval()
-    assert (A.cls_attention(poly, x, layer=0) < 0).any()     # negative weights are kept
-
-
-def test_attention_map_config_uses_table1_recipe():
-    cfg = vit.attention_map_config("poly:p=3", "smoke")
-    base = vit.table1("smoke")[0]
-    assert cfg.activation == "poly:p=3" and cfg.patch_size == base.patch_size and cfg.lr == base.lr
-    assert cfg.probe_every == 0 and cfg.experiment == "vit_attention_maps"
-    with pytest.raises(ValueError, match="paper"):
-        vit.attention_map_config("softmax", "paper")
-
-
-def test_train_with_model_returns_the_trained_model_in_eval_mode():
-    cfg = vit.attention_map_config("poly:p=3", "smoke").replace(train_subset=64, test_subset=32, batch_size=32)
-    rec, model = A.train_with_model(cfg)
-    assert "model" not in rec and rec["status"] == "ok"
-    assert not model.training
-    rec2, model2 = A.train_with_model(cfg)                    # same seed, same weights
-    for a, b in zip(model.parameters(), model2.parameters()):
-        assert torch.equal(a, b)
-    grid = A.cls_attention(model, torch.randn(3, 1, 28, 28), layer=3)
-    assert grid.shape == (3, 4, 7, 7)
 
 
 def test_grid_caption_states_dataset_epochs_model_preset_and_compute():
