@@ -6,6 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
+
 def _check_records(records) -> list[dict]:
     records = list(records)
     bad = [i for i, r in enumerate(records) if not isinstance(r, dict) or "config" not in r or "metrics" not in r]

@@ -1,4 +1,9 @@
-"""Result records -> tidy frames: one row per (run, epoch) or per run, with the run's identifiers."""
+"""Result records -> tidy frames: one row per (run, epoch) or per run, with the run's identifiers.
+
+Frames carry the records' metric declarations in ``frame.attrs["metrics"]`` (see
+:mod:`polyattn.analysis.metrics`); values stay as stored (accuracy as a fraction), and the
+tables scale them for display.
+"""
 from __future__ import annotations
 
 import math
@@ -10,18 +15,43 @@ import pandas as pd
 
 from .. import activations
 from ._common import _check_records
+from .metrics import declared_metrics, set_metrics
 
 PERCENT = 100.0
 
-RUN_COLUMNS = ("experiment", "run", "config_hash", "seed", "activation", "model", "augment", "patch_size",
+RUN_COLUMNS = ("experiment", "task", "run", "config_hash", "seed", "activation", "model", "augment", "patch_size",
                "image_size", "seq_len", "c", "c_label", "scale", "train_subset", "test_subset", "epochs",
                "batch_size", "preset", "status", "diverged_step", "n_params", "wall_s")
 EPOCH_COLUMNS = ("epoch", "step", "train_loss", "train_acc", "test_loss", "test_acc", "elapsed_s")
+#: The task of a record that does not name one (records written before tasks were declared).
+DEFAULT_TASK = "images"
 
 
-def _seq_len(config: dict) -> int:
-    image, patch = int(config.get("image_size", 28)), int(config.get("patch_size", 4))
-    return (image // patch) ** 2 + (config.get("pool", "cls") == "cls")
+def image_seq_len(config: dict) -> int:
+    """Tokens of an image model: the patches, plus one when it pools with a CLS token."""
+    image, patch = config.get("image_size"), config.get("patch_size")
+    if not image or not patch:
+        raise ValueError(f"image_seq_len: the config has no image_size/patch_size (got {image!r}, {patch!r}); "
+                         "a record of another task must carry seq_lens")
+    return (int(image) // int(patch)) ** 2 + (config.get("pool", "cls") == "cls")
+
+
+def record_seq_lens(record: dict) -> dict[str, int]:
+    """The sequence length(s) of a run's model: ``record["seq_lens"]``, or for records that do
+    not carry it (image classification) the image model's token count under ``"tokens"``."""
+    lens = record.get("seq_lens")
+    if lens is None:
+        return {"tokens": image_seq_len(record["config"])}
+    if isinstance(lens, dict) and lens:
+        return {str(k): int(v) for k, v in lens.items()}
+    if isinstance(lens, (int, np.integer)):
+        return {"tokens": int(lens)}
+    raise ValueError(f"seq_lens must be a non-empty dict of name -> length, got {lens!r}")
+
+
+def record_seq_len(record: dict) -> int:
+    """The run's sequence length N: the longest of :func:`record_seq_lens` (one value for most tasks)."""
+    return max(record_seq_lens(record).values())
 
 
 def activation_constant(spec: str) -> tuple[float, Optional[str]]:
@@ -46,11 +76,11 @@ def run_info(record: dict) -> dict:
     """The identifiers of one run: what it trained, how, and how it ended."""
     cfg = record["config"]
     spec = activations.canonical(cfg["activation"])
-    seq_len = _seq_len(cfg)
+    seq_len = record_seq_len(record)
     c, c_label = activation_constant(spec)
     prov = record.get("provenance") or {}
     return {
-        "experiment": record["experiment"], "run": f"{record['config_hash']}-seed{record['seed']}",
+        "experiment": record["experiment"], "task": record.get("task", DEFAULT_TASK), "run": f"{record['config_hash']}-seed{record['seed']}",
         "config_hash": record["config_hash"], "seed": int(record["seed"]), "activation": spec,
         "model": cfg.get("model"), "augment": cfg.get("augment", "none"), "patch_size": cfg.get("patch_size"),
         "image_size": cfg.get("image_size"), "seq_len": seq_len, "c": c, "c_label": c_label,
@@ -61,45 +91,42 @@ def run_info(record: dict) -> dict:
     }
 
 
-def _check_records(records) -> list[dict]:
-    records = list(records)
-    bad = [i for i, r in enumerate(records) if not isinstance(r, dict) or "config" not in r or "metrics" not in r]
-    if bad:
-        raise ValueError(f"records {bad[:5]} are not result records (dicts with 'config' and 'metrics'); "
-                         "load them with polyattn.results.load_or_run_all or load_records")
-    return records
-
-
 def records_to_frame(records: Iterable[dict]) -> pd.DataFrame:
-    """One row per (run, epoch) with the run's identifiers.
+    """One row per (run, epoch) with the run's identifiers and every metric logged at that epoch.
 
     A run that diverged before its first evaluation keeps one row with ``epoch`` NaN, so that
     it stays visible in every table built from the frame.
     """
+    records = _check_records(records)
+    metrics = declared_metrics(records)
+    extra = [name for name in metrics if name not in EPOCH_COLUMNS]
     rows = []
-    for rec in _check_records(records):
+    for rec in records:
         info = run_info(rec)
-        metrics = rec["metrics"] or [{}]
-        for m in metrics:
-            rows.append({**info, "epoch": m.get("epoch", np.nan), "step": m.get("step", np.nan),
-                         "train_loss": m.get("train_loss", np.nan), "train_acc": m.get("train_acc", np.nan),
-                         "test_loss": m.get("test_loss", np.nan), "test_acc": m.get("test_acc", np.nan),
-                         "elapsed_s": m.get("wall_s", np.nan)})
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS + EPOCH_COLUMNS))
+        for m in rec["metrics"] or [{}]:
+            row = {**info, **{c: m.get(c, np.nan) for c in EPOCH_COLUMNS[:-1] + tuple(extra)}}
+            row["elapsed_s"] = m.get("wall_s", np.nan)
+            rows.append(row)
+    return set_metrics(pd.DataFrame(rows, columns=list(RUN_COLUMNS + EPOCH_COLUMNS) + extra), metrics)
 
 
-def final_accuracy(records: Iterable[dict]) -> pd.DataFrame:
-    """One row per run: the final test accuracy (NaN for a diverged run) and the last one it reached."""
+def final_metrics(records: Iterable[dict]) -> pd.DataFrame:
+    """One row per run: each declared metric at the last evaluation (NaN for a diverged run,
+    so that it never enters a mean) and, as ``last_<name>``, the last value it reached."""
+    records = _check_records(records)
+    metrics = declared_metrics(records)
     rows = []
-    for rec in _check_records(records):
-        info = run_info(rec)
-        metrics = rec["metrics"]
-        last = metrics[-1] if metrics else {}
+    for rec in records:
+        evals = rec["metrics"]
+        last = evals[-1] if evals else {}
         ok = rec["status"] == "ok"
-        rows.append({**info, "epochs_done": len(metrics),
-                     "test_acc": last.get("test_acc", np.nan) if ok else np.nan,
-                     "train_acc": last.get("train_acc", np.nan) if ok else np.nan,
-                     "test_loss": last.get("test_loss", np.nan) if ok else np.nan,
-                     "last_test_acc": last.get("test_acc", np.nan)})
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS) + ["epochs_done", "test_acc", "train_acc", "test_loss",
-                                                            "last_test_acc"])
+        row = {**run_info(rec), "epochs_done": len(evals)}
+        row.update({name: last.get(name, np.nan) if ok else np.nan for name in metrics})
+        row.update({f"last_{name}": last.get(name, np.nan) for name in metrics})
+        rows.append(row)
+    cols = list(RUN_COLUMNS) + ["epochs_done"] + list(metrics) + [f"last_{name}" for name in metrics]
+    return set_metrics(pd.DataFrame(rows, columns=cols), metrics)
+
+
+#: The per-run frame under its first name (image classification reports accuracy).
+final_accuracy = final_metrics

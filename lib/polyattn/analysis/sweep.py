@@ -9,14 +9,16 @@ import numpy as np
 import pandas as pd
 
 from ._common import _require
-from .frames import PERCENT
+from .metrics import MetricLike, resolve_metric
+
 
 @dataclass
 class BestConstant:
     """The result of :func:`best_constant`.
 
     ``table``: per sequence length N the best constant of the grid (``best_c``, its label, its
-    mean accuracy), the runner-up, the margin with its standard error and ``resolved`` (margin
+    mean in the metric's display unit), the runner-up, the margin (how much better the best is,
+    positive in the metric's direction) with its standard error and ``resolved`` (margin
     above two standard errors; None when one seed gives no error), the interpolated optimum ``c_star`` (vertex of
     a parabola in log c through the best grid point and its neighbours; the grid value when the
     best is at the grid's edge, flagged ``at_edge``), and 1/sqrt(N).  ``cells``: mean, std and
@@ -35,12 +37,13 @@ class BestConstant:
     n_boot: int = 0
     confidence: float = 0.95
     notes: list = field(default_factory=list)
+    metric: dict = field(default_factory=dict)
 
 
-def _cell_stats(final: pd.DataFrame, metric: str) -> pd.DataFrame:
+def _cell_stats(final: pd.DataFrame, metric) -> pd.DataFrame:
     rows = []
     for (n, c), g in final.groupby(["seq_len", "c"], sort=True):
-        vals = g.loc[g["status"] == "ok", metric].dropna().to_numpy(dtype=float) * PERCENT
+        vals = g.loc[g["status"] == "ok", metric.name].dropna().to_numpy(dtype=float) * metric.scale
         rows.append({"seq_len": int(n), "c": float(c), "c_label": g["c_label"].iloc[0], "n_runs": len(g),
                      "n_ok": len(vals), "n_diverged": int((g["status"] == "diverged").sum()),
                      "mean": vals.mean() if len(vals) else np.nan,
@@ -50,17 +53,20 @@ def _cell_stats(final: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 @dataclass
 class _Grid:
-    """One sequence length of a sweep as arrays: constants ascending, accuracy [c, seed] in
-    percent (NaN for a diverged or missing run) and the diverged flags."""
+    """One sequence length of a sweep as arrays: constants ascending, ``acc`` [c, seed] the
+    metric in its display unit times ``sign`` (+1 when higher is better, -1 when lower is), so
+    that larger is always better (NaN for a diverged or missing run), and the diverged flags."""
 
     seq_len: int
     cs: np.ndarray
     labels: list
     acc: np.ndarray
     diverged: np.ndarray
+    sign: float = 1.0
 
 
-def _grids(final: pd.DataFrame, metric: str) -> list[_Grid]:
+def _grids(final: pd.DataFrame, metric) -> list[_Grid]:
+    sign = 1.0 if metric.higher_is_better else -1.0
     out = []
     for n, g in final.groupby("seq_len", sort=True):
         cs = np.array(sorted(g["c"].unique()), dtype=float)
@@ -75,8 +81,8 @@ def _grids(final: pd.DataFrame, metric: str) -> list[_Grid]:
                 j = seeds.index(r["seed"])
                 div[i, j] = r["status"] == "diverged"
                 if r["status"] == "ok":
-                    acc[i, j] = float(r[metric]) * PERCENT
-        out.append(_Grid(int(n), cs, labels, acc, div))
+                    acc[i, j] = sign * float(r[metric.name]) * metric.scale
+        out.append(_Grid(int(n), cs, labels, acc, div, sign))
     return out
 
 
@@ -88,7 +94,7 @@ def _nanmean_rows(acc: np.ndarray) -> np.ndarray:
 
 
 def _ranking(cs: np.ndarray, means: np.ndarray, n_div: np.ndarray) -> np.ndarray:
-    """Indices best first: fewest diverged runs, then highest mean; all-diverged constants last."""
+    """Indices best first: fewest diverged runs, then highest (signed) mean; all-diverged constants last."""
     missing = ~np.isfinite(means)
     return np.lexsort((cs, -np.where(missing, 0.0, means), n_div, missing))
 
@@ -134,17 +140,20 @@ def _direction(values: Sequence[float]) -> str:
     return "mixed"
 
 
-def best_constant(sweep_final: pd.DataFrame, metric: str = "test_acc", n_boot: int = 1000, seed: int = 0,
+def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: int = 1000, seed: int = 0,
                   confidence: float = 0.95) -> BestConstant:
     """The best constant c of ``poly:p=3,c=C`` per sequence length, and how it scales with N.
 
     ``sweep_final`` is :func:`final_accuracy` of a sweep over c and patch size (rows without a
-    fixed c are ignored).  Ranking: fewest diverged seeds first, then the highest mean accuracy.
+    fixed c are ignored); ``metric`` a :class:`~polyattn.tasks.Metric` or its name (default the
+    frame's primary metric).  Ranking: fewest diverged seeds first, then the best mean in the
+    metric's direction (the lowest for a loss or bits per character).
     The slope CI resamples seeds with replacement (the same resampled seeds for every c of one
     N, since a seed fixes the data order) and recomputes the interpolated optima and the slope.
     Theory (c proportional to 1/sqrt(N)) predicts a slope of -1/2.
     """
-    _require(sweep_final, ["seq_len", "c", "c_label", "seed", "status", metric], "best_constant")
+    metric = resolve_metric(metric, sweep_final)
+    _require(sweep_final, ["seq_len", "c", "c_label", "seed", "status", metric.name], "best_constant")
     f = sweep_final[np.isfinite(sweep_final["c"].to_numpy(dtype=float))]
     if f.empty:
         raise ValueError("best_constant: no runs with a fixed constant (activation poly:p=P,c=C); "
@@ -165,7 +174,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: str = "test_acc", n_boot: i
                 se = math.sqrt(sum(x.var(ddof=1) / len(x) for x in parts))
         resolved = (bool(margin > 2 * se) if se == se else (False if margin == 0 else None))
         rows.append({"seq_len": gr.seq_len, "best_c": float(gr.cs[b]), "best_c_label": gr.labels[b],
-                     "best_mean": means[b], "best_std": gr.acc[b][ok].std(ddof=1) if ok.sum() > 1 else np.nan,
+                     "best_mean": gr.sign * means[b], "best_std": gr.acc[b][ok].std(ddof=1) if ok.sum() > 1 else np.nan,
                      "best_n_diverged": int(gr.diverged[b].sum()),
                      "runner_up_c_label": None if s2 is None else gr.labels[s2],
                      "margin": margin, "margin_se": se, "resolved": resolved,
@@ -197,7 +206,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: str = "test_acc", n_boot: i
         notes.append("one seed per cell: no bootstrap interval for the slope")
     return BestConstant(table=table, cells=cells, slope=slope, slope_ci=ci, slope_grid=slope_grid,
                         direction=_direction(table["best_c"].to_numpy()), n_boot=len(boots),
-                        confidence=confidence, notes=notes)
+                        confidence=confidence, notes=notes, metric=metric.as_dict())
 
 
 def scale_verdict(bc: BestConstant) -> str:
