@@ -542,3 +542,40 @@ def test_pooled_difference_recovers_a_planted_effect_across_cells_and_matches_ol
     assert abs(het["mean_diff"]) < 0.5 and het["heterogeneity_p"] < 1e-3
     with pytest.raises(ValueError, match="cell"):
         A.pooled_difference(final, cells=[])
+
+
+# --- norms against accuracy: between and within activations ----------------------------------------
+
+def test_within_spearman_separates_within_from_between_activation_association():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(6), 8)
+    level = np.arange(6.0)
+    # between activations: larger norm, lower accuracy; within one: larger norm, higher accuracy
+    x = 10 * level[groups] + rng.normal(size=48)
+    y = -10 * level[groups] + 0.8 * (x - 10 * level[groups]) + 0.3 * rng.normal(size=48)
+    run = A.spearman_ci(x, y, n_boot=300)
+    within = A.within_spearman(x, y, groups, n_boot=500, n_perm=500)
+    assert run["rho"] < -0.8 and run["ci_high"] < 0
+    assert within["rho"] > 0.8 and within["ci_low"] > 0 and within["p"] < 0.01
+    assert within["n"] == 48 and within["n_groups"] == 6
+    # ranks: a monotone transform of x inside the groups changes nothing
+    assert A.within_spearman(np.exp(x / 10), y, groups, n_boot=0)["rho"] == pytest.approx(within["rho"])
+    unrelated = A.within_spearman(x, -10 * level[groups] + rng.normal(size=48), groups, n_boot=500, n_perm=500)
+    assert unrelated["ci_low"] < 0 < unrelated["ci_high"] and unrelated["p"] > 0.05
+    lone = A.within_spearman(np.arange(5.0), np.arange(5.0), list("abcde"))
+    assert lone["n_groups"] == 0 and math.isnan(lone["rho"])
+
+
+def test_correlation_table_reports_three_views_and_the_verdict_names_them():
+    rng = np.random.default_rng(1)
+    acts = np.repeat([f"a{i}" for i in range(5)], 5)
+    level = np.repeat(np.arange(5.0), 5)
+    norms = pd.DataFrame({"n1": level + 0.1 * rng.normal(size=25), "activation": acts})
+    norms["test_acc"] = 80 + 2 * level + 0.5 * rng.normal(size=25)
+    t = A.correlation_table(norms, ["n1"], n_boot=300).iloc[0]
+    for col in ("rho", "ci_low", "p", "cluster_ci_low", "within_rho", "within_ci_low", "within_p"):
+        assert col in t.index and t[col] == t[col], col
+    text = A.correlation_verdict(t, label="‖A‖")
+    assert "over 25 runs Spearman rho = +0.9" in text
+    assert "within an activation (seed to seed, 25 runs in 5 activations)" in text
+    assert "no association that the interval can distinguish from zero" in text

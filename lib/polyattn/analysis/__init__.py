@@ -10,7 +10,7 @@ them and returns a pandas DataFrame, a dict or a sentence built from the numbers
     pooled_difference(final, cells=[...])      # one comparison pooled over cells           stats
     comparison_verdict(row)                    # Verdict: equivalent/better/worse/...       verdicts
     probe_frame(records); probe_curves(...)    # tidy probe rows; curves over steps         norms
-    norms_vs_accuracy(records); spearman_ci(x, y)                                           norms
+    norms_vs_accuracy(records); correlation_table(...)  # run-level and within-activation   norms
     best_constant(final_of_sweep)              # the best c of c*x^3 per N, slope           sweep
     compute_budget(records); grid_caption(...) # wall-clock, hardware, what a grid runs     captions
 
@@ -32,7 +32,7 @@ from .frames import (DEFAULT_TASK, EPOCH_COLUMNS, PERCENT, RUN_COLUMNS, activati
 from .metrics import (IMAGE_METRICS, KNOWN_METRICS, declared_metrics, diff_unit, record_metrics, resolve_metric,
                       value_label)
 from .norms import (NORM_METRICS, PROBE_ID_COLUMNS, correlation_table, correlation_verdict, early_middle_last,
-                    norms_vs_accuracy, probe_curves, probe_frame, spearman_ci)
+                    norms_vs_accuracy, probe_curves, probe_frame, spearman_ci, within_spearman)
 from .stats import (WILCOXON_MIN_N, holm, minimal_detectable_effect, paired_difference, pooled_difference,
                     t_interval, tost)
 from .sweep import BestConstant, best_constant, scale_verdict
@@ -49,5 +49,5 @@ __all__ = [
     "minimal_detectable_effect", "norms_vs_accuracy", "paired_difference", "per_seed_table", "pooled_difference",
     "probe_curves", "probe_frame", "record_metrics", "record_seq_len", "record_seq_lens", "records_to_frame",
     "resolve_metric", "run_info", "scale_verdict", "spearman_ci", "summary_table", "t_interval", "tost",
-    "value_label", "verdict_frame",
+    "value_label", "verdict_frame", "within_spearman",
 ]
