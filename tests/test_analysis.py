@@ -536,10 +536,12 @@ def test_pooled_difference_recovers_a_planted_effect_across_cells_and_matches_ol
     assert row["mean_diff"] == pytest.approx(per["mean_diff"].mean())
     v = A.comparison_verdict(row, name="x^3/sqrt(N)")
     assert v.form == "worse" and "n = 12 seed pairs in 4 cells" in v.text
+    assert "t-test with cell effects p" in v.text and "cells do not disagree detectably" in v.text
     # cells that disagree: the pooled mean is near 0 and the F-test flags the disagreement
     het = A.pooled_difference(A.final_accuracy(cell_records([-0.03, 0.03, -0.03, 0.03])),
                               cells=["model", "augment"]).iloc[0]
     assert abs(het["mean_diff"]) < 0.5 and het["heterogeneity_p"] < 1e-3
+    assert "the cells disagree" in A.comparison_verdict(het).text
     with pytest.raises(ValueError, match="cell"):
         A.pooled_difference(final, cells=[])
 
@@ -579,3 +581,7 @@ def test_correlation_table_reports_three_views_and_the_verdict_names_them():
     assert "over 25 runs Spearman rho = +0.9" in text
     assert "within an activation (seed to seed, 25 runs in 5 activations)" in text
     assert "no association that the interval can distinguish from zero" in text
+    weak = dict(t.to_dict(), within_rho=-0.3, within_ci_low=-0.6, within_ci_high=0.02, within_p=0.04)
+    assert "weak evidence only" in A.correlation_verdict(weak)
+    clear = dict(weak, within_ci_high=-0.05)
+    assert "a larger norm goes with lower final accuracy" in A.correlation_verdict(clear)

@@ -33,15 +33,15 @@ from .metrics import (IMAGE_METRICS, KNOWN_METRICS, declared_metrics, diff_unit,
                       value_label)
 from .norms import (NORM_METRICS, PROBE_ID_COLUMNS, correlation_table, correlation_verdict, early_middle_last,
                     norms_vs_accuracy, probe_curves, probe_frame, spearman_ci, within_spearman)
-from .stats import (WILCOXON_MIN_N, holm, minimal_detectable_effect, paired_difference, pooled_difference,
-                    t_interval, tost)
+from .stats import (ALPHA, POWER, WILCOXON_MIN_N, holm, minimal_detectable_effect, paired_difference,
+                    pooled_difference, t_interval, tost)
 from .sweep import BestConstant, best_constant, scale_verdict
 from .tables import curve_frame, format_summary, per_seed_table, summary_table
 from .verdicts import FORMS, Verdict, comparison_verdict, difference_verdict, verdict_frame
 
 __all__ = [
-    "BestConstant", "DEFAULT_TASK", "EPOCH_COLUMNS", "FORMS", "IMAGE_METRICS", "KNOWN_METRICS", "NORM_METRICS",
-    "OVERVIEW_FIELDS", "PERCENT", "PROBE_ID_COLUMNS", "RUN_COLUMNS", "Verdict", "WILCOXON_MIN_N",
+    "ALPHA", "BestConstant", "DEFAULT_TASK", "EPOCH_COLUMNS", "FORMS", "IMAGE_METRICS", "KNOWN_METRICS", "NORM_METRICS",
+    "OVERVIEW_FIELDS", "PERCENT", "POWER", "PROBE_ID_COLUMNS", "RUN_COLUMNS", "Verdict", "WILCOXON_MIN_N",
     "activation_constant", "activation_scale", "best_constant", "budget_text", "comparison_verdict",
     "compute_budget", "config_overview", "correlation_table", "correlation_verdict", "curve_frame",
     "declared_metrics", "deviations_table", "diff_unit", "difference_verdict", "early_middle_last",

@@ -292,9 +292,15 @@ def correlation_verdict(row, label: Optional[str] = None, target: str = "final a
     w = row.get("within_rho", np.nan)
     if "within_rho" in row and w == w:
         wlo, whi = row["within_ci_low"], row["within_ci_high"]
-        wsign = _sign_of(wlo, whi)
-        kind = ({1: f"a larger norm goes with higher {target}", -1: f"a larger norm goes with lower {target}"}
-                .get(wsign, "no association that the interval can distinguish from zero"))
+        wsign, wp = _sign_of(wlo, whi), row["within_p"]
+        if wsign and wp < 0.05:
+            kind = f"a larger norm goes with {'higher' if wsign > 0 else 'lower'} {target}"
+        elif wsign or wp < 0.05:
+            # the permutation test and the bootstrap interval answer slightly differently near 0.05
+            kind = ("weak evidence only: the permutation test and the interval disagree at the 5% level "
+                    f"(the point estimate is {'positive' if w > 0 else 'negative'})")
+        else:
+            kind = "no association that the interval can distinguish from zero"
         text += (f"; within an activation (seed to seed, {int(row['n_within'])} runs in "
                  f"{int(row['n_within_groups'])} activations) rho = {w:+.2f} (95% CI {wlo:+.2f} to {whi:+.2f}, "
                  f"permutation p = {row['within_p']:.2g}): {kind}")

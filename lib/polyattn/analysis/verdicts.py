@@ -139,6 +139,11 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     power = float(row.get("power", POWER))
     extra = _divergence_text(row, name, baseline, n_seeds)
     cells = f" in {int(row['n_cells'])} cells" if _finite(row.get("n_cells")) else ""
+    het = row.get("heterogeneity_p")
+    if _finite(het):
+        # a pooled number can hide cells whose differences point in opposite directions
+        extra += (f"; the cells disagree (F-test p = {het:.2g}), so the pooled difference averages unlike effects"
+                  if het < alpha else f"; the cells do not disagree detectably (F-test p = {het:.2g})")
     n_txt = f"n = {n} seed pairs{cells}" if cells else f"n = {n} seeds"
 
     def make(form, text, extra=extra):
@@ -152,7 +157,8 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
         return make("inconclusive", f"{name} against {baseline}: inconclusive, {est:+.2f} {unit} on "
                                     f"{n} pair(s) without an interval")
     ci_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}"
-    p_txt = f", paired t-test p = {p:.2g}" if _finite(p) else ""
+    test = "t-test with cell effects" if cells else "paired t-test"
+    p_txt = f", {test} p = {p:.2g}" if _finite(p) else ""
     holm_txt = f", Holm-corrected over {family} comparisons p = {p_holm:.2g}" if family > 1 and _finite(p_holm) else ""
     direction = "" if higher else ", lower is better"
     margin_txt = f"±{margin:g} {_units(margin, unit)}" if _finite(margin) else ""
