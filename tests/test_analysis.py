@@ -542,6 +542,11 @@ def test_pooled_difference_recovers_a_planted_effect_across_cells_and_matches_ol
                               cells=["model", "augment"]).iloc[0]
     assert abs(het["mean_diff"]) < 0.5 and het["heterogeneity_p"] < 1e-3
     assert "the cells disagree" in A.comparison_verdict(het).text
+    # one seed per cell: the cell means absorb every pair, so no spread is left for an interval
+    one = A.pooled_difference(A.final_accuracy(cell_records([-0.015] * 4, seeds=[0])), cells=["model", "augment"])
+    assert one["n_pairs"].iloc[0] == 4 and one["df"].iloc[0] == 0 and one["ci_low"].isna().all()
+    lone = A.comparison_verdict(one.iloc[0])
+    assert lone.form == "inconclusive" and "4 pair(s) in 4 cells without an interval" in lone.text
     with pytest.raises(ValueError, match="cell"):
         A.pooled_difference(final, cells=[])
 

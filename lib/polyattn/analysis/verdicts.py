@@ -155,7 +155,7 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
         return make("not comparable", f"{why}, so it cannot be compared with {baseline}", extra="")
     if not _finite(lo):
         return make("inconclusive", f"{name} against {baseline}: inconclusive, {est:+.2f} {unit} on "
-                                    f"{n} pair(s) without an interval")
+                                    f"{n} pair(s){cells} without an interval (too few pairs to estimate the spread)")
     ci_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}"
     test = "t-test with cell effects" if cells else "paired t-test"
     p_txt = f", {test} p = {p:.2g}" if _finite(p) else ""
