@@ -436,6 +436,8 @@ def test_tost_accepts_a_planted_equivalence_and_rejects_a_planted_gap():
     assert not A.tost(noisy, margin=1.0)["equivalent"]
     with pytest.raises(ValueError, match="margin"):
         A.tost(same, margin=-1)
+    with pytest.raises(ValueError, match="margin"):
+        A.tost(same, margin=None)
 
 
 def test_paired_difference_with_a_margin_gives_tost_mde_and_the_verdict_forms():

@@ -80,6 +80,8 @@ def tost(differences, margin: float, alpha: float = ALPHA) -> dict:
     of the two one-sided p-values), ``p_lower``, ``p_upper``, ``equivalent``, ``ci_low`` /
     ``ci_high`` (the ``1 - 2 alpha`` interval), ``n``, ``df``, ``margin`` and ``alpha``.
     """
+    if margin is None:
+        raise ValueError("tost: give the equivalence margin (in the unit of the differences), chosen before the data")
     margin = _check_margin(margin)
     d = np.asarray(differences, dtype=float)
     d = d[np.isfinite(d)]
