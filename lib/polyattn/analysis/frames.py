@@ -81,7 +81,8 @@ def run_info(record: dict) -> dict:
     prov = record.get("provenance") or {}
     return {
         "experiment": record["experiment"], "task": record.get("task", DEFAULT_TASK),
-        "run": f"{record['config_hash']}-seed{record['seed']}", "config_hash": record["config_hash"], "seed": int(record["seed"]), "activation": spec,
+        "run": f"{record['config_hash']}-seed{record['seed']}", "config_hash": record["config_hash"],
+        "seed": int(record["seed"]), "activation": spec,
         "model": cfg.get("model"), "augment": cfg.get("augment", "none"), "patch_size": cfg.get("patch_size"),
         "image_size": cfg.get("image_size"), "seq_len": seq_len, "c": c, "c_label": c_label,
         "scale": activation_scale(spec, seq_len), "train_subset": cfg.get("train_subset"),
