@@ -4,10 +4,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from polyattn import analysis as A
 from polyattn.experiments import vit
+from polyattn.tasks import ACCURACY, TEST_LOSS, Metric
 
 
 def make_record(activation="softmax", seed=0, accs=(0.5, 0.6, 0.7), status="ok", diverged_step=None,
@@ -290,7 +290,7 @@ def test_best_constant_needs_fixed_constants():
         A.best_constant(A.final_accuracy([make_record("softmax", 0)]))
 
 
-# --- budget, configurations, attention maps ---------------------------------------------------
+# --- budget and configurations ---------------------------------------------------------------
 
 def test_compute_budget_sums_wall_clock():
     recs = [make_record("softmax", s, wall_s=1800.0) for s in range(3)]
@@ -318,40 +318,6 @@ def test_deviations_table_comes_from_configs():
     assert "196 patches + CLS" in t.loc["images and tokens", "paper"]
 
 
-def test_cls_attention_shapes_and_softmax_mass():
-    from polyattn.models import build_vit
-
-    torch.manual_seed(0)
-    model = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="softmax").eval()
-    x = torch.randn(2, 1, 28, 28)
-    grid = A.cls_attention(model, x, layer=1)
-    assert grid.shape == (2, 4, 4, 4)
-    assert (grid >= 0).all() and (grid.sum((-2, -1)) <= 1 + 1e-5).all()
-    poly = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation="poly:p=3").eval()
-    assert (A.cls_attention(poly, x, layer=0) < 0).any()     # negative weights are kept
-
-
-def test_attention_map_config_uses_table1_recipe():
-    cfg = vit.attention_map_config("poly:p=3", "smoke")
-    base = vit.table1("smoke")[0]
-    assert cfg.activation == "poly:p=3" and cfg.patch_size == base.patch_size and cfg.lr == base.lr
-    assert cfg.probe_every == 0 and cfg.experiment == "vit_attention_maps"
-    with pytest.raises(ValueError, match="paper"):
-        vit.attention_map_config("softmax", "paper")
-
-
-def test_train_with_model_returns_the_trained_model_in_eval_mode():
-    cfg = vit.attention_map_config("poly:p=3", "smoke").replace(train_subset=64, test_subset=32, batch_size=32)
-    rec, model = A.train_with_model(cfg)
-    assert "model" not in rec and rec["status"] == "ok"
-    assert not model.training
-    rec2, model2 = A.train_with_model(cfg)                    # same seed, same weights
-    for a, b in zip(model.parameters(), model2.parameters()):
-        assert torch.equal(a, b)
-    grid = A.cls_attention(model, torch.randn(3, 1, 28, 28), layer=3)
-    assert grid.shape == (3, 4, 7, 7)
-
-
 def test_grid_caption_states_dataset_epochs_model_preset_and_compute():
     cfgs = vit.table1("smoke", seeds=[0, 1])
     recs = [make_record("softmax", s, wall_s=360.0) for s in range(2)]
@@ -360,3 +326,269 @@ def test_grid_caption_states_dataset_epochs_model_preset_and_compute():
                  "micro (dim 64", "1k parameters", "2 seed(s)", "preset smoke", "2 runs, 0.20 hours"):
         assert part in text, part
     assert "compute" not in A.grid_caption(cfgs)
+
+
+# --- metrics: declarations, direction and sequence lengths ----------------------------------------
+
+BPC = Metric("bpc", unit="bpc", higher_is_better=False, scale=1.0, label="bits per character")
+
+
+def bpc_record(activation, seed, bpc, status="ok", **kw):
+    rec = make_record(activation, seed, accs=(0.5,), status=status, **kw)
+    rec["task"] = "charlm"
+    rec["metrics_spec"] = [BPC.as_dict(), TEST_LOSS.as_dict()]
+    rec["seq_lens"] = {"context": 256}
+    rec["metrics"] = [{"epoch": 1, "step": 10, "bpc": bpc, "test_loss": bpc * math.log(2), "wall_s": 1.0}]
+    return rec
+
+
+def test_records_without_declarations_are_image_classification():
+    rec = make_record("softmax", 0, patch_size=7)
+    assert A.record_metrics(rec) == (ACCURACY, TEST_LOSS)
+    assert A.record_seq_len(rec) == A.image_seq_len(rec["config"]) == (28 // 7) ** 2 + 1
+    assert A.image_seq_len({**rec["config"], "pool": "mean"}) == 16
+    final = A.final_metrics([rec])
+    assert final["task"].iloc[0] == "images" and final["seq_len"].iloc[0] == 17
+    assert A.resolve_metric(None, final) == ACCURACY
+    assert A.resolve_metric("test_loss", final) == TEST_LOSS
+    with pytest.raises(ValueError, match="unknown metric 'bpc'"):
+        A.resolve_metric("bpc", final)
+    with pytest.raises(ValueError, match="seq_lens"):
+        A.record_seq_len({"config": {"activation": "softmax"}})
+
+
+def test_declared_metrics_and_sequence_lengths_are_read_from_the_record():
+    rec = bpc_record("poly:p=3", 0, 1.5)
+    assert A.record_metrics(rec)[0] == BPC
+    assert A.record_seq_lens(rec) == {"context": 256} and A.record_seq_len(rec) == 256
+    final = A.final_metrics([rec])
+    assert final["seq_len"].iloc[0] == 256
+    assert final["scale"].iloc[0] == pytest.approx(1 / 16)          # 1/sqrt(N) from the declared length
+    assert final["bpc"].iloc[0] == pytest.approx(1.5) and final["task"].iloc[0] == "charlm"
+    assert A.resolve_metric(None, final) == BPC
+    assert A.resolve_metric(None, final[final["seed"] == 0]) == BPC   # declarations survive a filter
+    clash = bpc_record("softmax", 1, 1.4)
+    clash["metrics_spec"] = [dict(BPC.as_dict(), higher_is_better=True)]
+    with pytest.raises(ValueError, match="declared twice"):
+        A.final_metrics([rec, clash])
+
+
+def test_lower_is_better_metric_is_ranked_and_judged_by_its_direction():
+    recs = []
+    for s in range(4):
+        recs.append(bpc_record("softmax", s, 1.60 + 0.01 * s))
+        recs.append(bpc_record("poly:p=3", s, 1.40 + 0.01 * s + 0.002 * (s % 2)))   # lower: better
+        recs.append(bpc_record("sigmoid", s, 1.90 + 0.01 * s - 0.003 * (s % 2)))    # higher: worse
+    final = A.final_metrics(recs)
+    summary = A.summary_table(final).set_index("activation")
+    assert summary.loc["poly:p=3", "rank"] == 1 and summary.loc["sigmoid", "rank"] == 3
+    assert summary.loc["poly:p=3", "mean"] == pytest.approx(1.415 + 0.001)
+    d = A.paired_difference(final).set_index("activation")
+    assert d.loc["poly:p=3", "mean_diff"] < 0 and d.loc["poly:p=3", "unit"] == "bpc"
+    better = A.comparison_verdict(d.loc["poly:p=3"])
+    worse = A.comparison_verdict(d.loc["sigmoid"])
+    assert (better.form, worse.form) == ("better", "worse")
+    assert "better than softmax by 0.20 bpc" in better.text and "lower is better" in better.text
+    assert "better than softmax" in A.difference_verdict(d.loc["poly:p=3"])
+    assert "worse than softmax" in A.difference_verdict(d.loc["sigmoid"])
+    table = A.format_summary(summary.reset_index(), A.paired_difference(final)).set_index("activation")
+    assert "bits per character (bpc)" in table.columns and "Δ vs softmax (bpc)" in table.columns
+    assert table.loc["poly:p=3", "verdict"] == "better" and table.loc["sigmoid", "verdict"] == "worse"
+    # the same numbers read as accuracy (higher is better) flip every verdict
+    as_acc = Metric("bpc", unit="%", higher_is_better=True, scale=1.0)
+    assert A.comparison_verdict(A.paired_difference(final, metric=as_acc).iloc[0]).form == "worse"
+
+
+def test_best_constant_follows_a_lower_is_better_metric():
+    recs = []
+    for c, loss in (("1/32", 1.9), ("1/8", 1.5), ("1/2", 1.2), ("2", 1.6)):
+        for s in range(3):
+            recs.append(bpc_record(f"poly:p=3,c={c}", s, loss + 0.01 * s, experiment="vit_scale"))
+    bc = A.best_constant(A.final_metrics(recs), n_boot=0)
+    row = bc.table.iloc[0]
+    assert row["best_c_label"] == "1/2" and row["runner_up_c_label"] == "1/8"
+    assert row["best_mean"] == pytest.approx(1.21) and row["margin"] == pytest.approx(0.3)
+    assert A.best_constant(A.final_metrics(recs), metric="test_loss", n_boot=0).table.iloc[0]["best_c_label"] == "1/2"
+
+
+# --- equivalence, power, multiplicity, pooling ------------------------------------------------------
+
+def _exact(mean, sd, n, seed=0):
+    """n values with exactly this mean and sample standard deviation."""
+    z = np.random.default_rng(seed).normal(size=n)
+    return mean + sd * (z - z.mean()) / z.std(ddof=1)
+
+
+def test_tost_accepts_a_planted_equivalence_and_rejects_a_planted_gap():
+    from scipy import stats
+
+    same = _exact(0.0, 0.3, 10)
+    r = A.tost(same, margin=1.0)
+    p_hand = max(stats.ttest_1samp(same, -1.0, alternative="greater").pvalue,
+                 stats.ttest_1samp(same, 1.0, alternative="less").pvalue)
+    assert r["p"] == pytest.approx(p_hand) and r["p"] < 1e-5 and r["equivalent"]
+    assert -1 < r["ci_low"] < r["ci_high"] < 1
+    gap = _exact(-2.0, 0.3, 10)
+    g = A.tost(gap, margin=1.0)
+    assert not g["equivalent"] and g["p"] > 0.99
+    # a wide interval around 0 is not equivalence
+    noisy = _exact(0.0, 3.0, 4)
+    assert not A.tost(noisy, margin=1.0)["equivalent"]
+    with pytest.raises(ValueError, match="margin"):
+        A.tost(same, margin=-1)
+    with pytest.raises(ValueError, match="margin"):
+        A.tost(same, margin=None)
+
+
+def test_paired_difference_with_a_margin_gives_tost_mde_and_the_verdict_forms():
+    rng = np.random.default_rng(3)
+    base = 0.80 + rng.normal(0, 0.01, 10)
+    recs = [make_record("softmax", s, accs=(b,)) for s, b in enumerate(base)]
+    recs += [make_record("poly:p=3", s, accs=(b + d,)) for s, (b, d) in enumerate(zip(base, _exact(0.0, 0.003, 10)))]
+    recs += [make_record("sigmoid", s, accs=(b + d,)) for s, (b, d) in enumerate(zip(base, _exact(-0.02, 0.003, 10)))]
+    recs += [make_record("relu_n", s, accs=(b + d,)) for s, (b, d) in enumerate(zip(base, _exact(0.0, 0.05, 10)))]
+    d = A.paired_difference(A.final_accuracy(recs), margin=1.0).set_index("activation")
+    eq, gap, noisy = (A.comparison_verdict(d.loc[a]) for a in ("poly:p=3", "sigmoid", "relu_n"))
+    assert eq.form == "equivalent" and eq.tost_p < 0.05 and eq.margin == 1.0
+    assert "equivalent to softmax within ±1 point" in eq.text
+    assert gap.form == "worse" and gap.estimate == pytest.approx(-2.0) and gap.tost_p > 0.5
+    assert "worse than softmax by 2.00 points" in gap.text and "Holm-corrected over 3 comparisons" in gap.text
+    assert noisy.form == "inconclusive"
+    assert f"could have detected a difference of ±{noisy.mde:.2f} points" in noisy.text
+    assert "equivalence within ±1 point is not shown" in noisy.text
+    assert noisy.mde == pytest.approx(A.minimal_detectable_effect(5.0, 10))
+    assert d["family_size"].eq(3).all()
+    assert np.allclose(d["p_holm"], A.holm(d["t_p"]))
+    assert {v.form for v in (eq, gap, noisy)} <= set(A.FORMS)
+    vf = A.verdict_frame(d.reset_index(), names={"poly:p=3": "x^3/sqrt(N)"})
+    assert list(vf["verdict"]) == ["equivalent", "worse", "inconclusive"]
+    assert vf["verdict_text"].iloc[0].startswith("x^3/sqrt(N) is equivalent")
+
+
+def test_a_difference_that_does_not_survive_holm_is_inconclusive():
+    row = {"activation": "a", "baseline": "b", "n_pairs": 5, "n_seeds": 5, "n_diverged": 0, "mean_diff": 1.0,
+           "ci_low": 0.1, "ci_high": 1.9, "t_p": 0.03, "p_holm": 0.09, "family_size": 3, "mde": 1.4,
+           "margin": np.nan, "tost_p": np.nan, "confidence": 0.95, "unit": "points", "higher_is_better": True}
+    v = A.comparison_verdict(row)
+    assert v.form == "inconclusive" and "Holm-corrected p does not reach 0.05" in v.text
+    assert A.comparison_verdict(dict(row, p_holm=0.02)).form == "better"
+    assert A.comparison_verdict(dict(row, family_size=1, p_holm=0.03)).form == "better"
+    gone = A.comparison_verdict(dict(row, n_pairs=0, n_diverged=5))
+    assert gone.form == "not comparable" and "diverged in 5 of 5 seeds" in gone.text
+
+
+def test_holm_matches_a_hand_computation():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.02, 0.03, 0.06, 0.06
+    assert np.allclose(A.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    out = A.holm([0.01, np.nan, 0.04])                     # NaN is not a member of the family
+    assert np.isnan(out[1]) and np.allclose(out[[0, 2]], [0.02, 0.04])
+    assert np.allclose(A.holm([0.5, 0.6]), [1.0, 1.0])
+    assert np.allclose(A.holm([0.2]), [0.2])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        A.holm([0.5, 1.5])
+
+
+def test_minimal_detectable_effect_shrinks_with_n_and_has_the_stated_power():
+    from scipy import stats
+
+    mdes = [A.minimal_detectable_effect(1.0, n) for n in (3, 5, 10, 40)]
+    assert all(a > b for a, b in zip(mdes, mdes[1:]))
+    n, sd = 8, 0.7
+    m = A.minimal_detectable_effect(sd, n)
+    crit = stats.t.ppf(0.975, n - 1)
+    nc = m / (sd / math.sqrt(n))
+    assert stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc) == pytest.approx(0.8, abs=1e-6)
+    # for large n the normal approximation (z_0.975 + z_0.8) sd / sqrt(n) holds
+    assert A.minimal_detectable_effect(1.0, 400) == pytest.approx(2.8016 / 20, rel=0.01)
+    assert A.minimal_detectable_effect(2.0, 10) == pytest.approx(2 * A.minimal_detectable_effect(1.0, 10))
+    assert math.isnan(A.minimal_detectable_effect(1.0, 1)) and A.minimal_detectable_effect(0.0, 5) == 0.0
+
+
+def cell_records(effects, seeds=range(3), noise=0.004):
+    """4 cells (model x recipe) with different accuracy levels; poly:p=3 at softmax + the cell's effect."""
+    recs, rng = [], np.random.default_rng(7)
+    cells = [("micro", "none"), ("micro", "deit"), ("mini", "none"), ("mini", "deit")]
+    for (model, aug), level, eff in zip(cells, (0.70, 0.75, 0.80, 0.85), effects):
+        for s in seeds:
+            b = level + 0.01 * s
+            recs.append(make_record("softmax", s, accs=(b,), model=model, augment=aug, experiment="vit_table2"))
+            recs.append(make_record("poly:p=3", s, accs=(b + eff + rng.normal(0, noise),), model=model,
+                                    augment=aug, experiment="vit_table2"))
+    return recs
+
+
+def test_pooled_difference_recovers_a_planted_effect_across_cells_and_matches_ols():
+    final = A.final_accuracy(cell_records([-0.015] * 4))
+    row = A.pooled_difference(final, cells=["model", "augment"], margin=1.0).iloc[0]
+    assert row["n_cells"] == 4 and row["n_pairs"] == 12 and row["df"] == 8
+    assert row["mean_diff"] == pytest.approx(-1.5, abs=0.3) and row["ci_low"] < -1.5 < row["ci_high"]
+    assert row["ci_high"] < 0 and row["t_p"] < 1e-4
+    assert row["heterogeneity_p"] > 0.05
+    # the same estimate and standard error from OLS of the differences on cell dummies
+    per = A.paired_difference(final, by=["model", "augment"])
+    sub = final.pivot_table(index=["model", "augment", "seed"], columns="activation", values="test_acc") * 100
+    d = (sub["poly:p=3"] - sub["softmax"]).to_numpy()
+    cells = np.repeat(np.arange(4), 3)
+    X = np.eye(4)[cells]
+    coef, rss, *_ = np.linalg.lstsq(X, d, rcond=None)
+    sigma2 = float(rss[0]) / (12 - 4)
+    w = np.full(4, 3 / 12)
+    assert row["mean_diff"] == pytest.approx(w @ coef)
+    assert row["se"] == pytest.approx(math.sqrt(sigma2 * w @ np.linalg.inv(X.T @ X) @ w))
+    assert row["mean_diff"] == pytest.approx(per["mean_diff"].mean())
+    v = A.comparison_verdict(row, name="x^3/sqrt(N)")
+    assert v.form == "worse" and "n = 12 seed pairs in 4 cells" in v.text
+    assert "t-test with cell effects p" in v.text and "cells do not disagree detectably" in v.text
+    # cells that disagree: the pooled mean is near 0 and the F-test flags the disagreement
+    het = A.pooled_difference(A.final_accuracy(cell_records([-0.03, 0.03, -0.03, 0.03])),
+                              cells=["model", "augment"]).iloc[0]
+    assert abs(het["mean_diff"]) < 0.5 and het["heterogeneity_p"] < 1e-3
+    assert "the cells disagree" in A.comparison_verdict(het).text
+    # one seed per cell: the cell means absorb every pair, so no spread is left for an interval
+    one = A.pooled_difference(A.final_accuracy(cell_records([-0.015] * 4, seeds=[0])), cells=["model", "augment"])
+    assert one["n_pairs"].iloc[0] == 4 and one["df"].iloc[0] == 0 and one["ci_low"].isna().all()
+    lone = A.comparison_verdict(one.iloc[0])
+    assert lone.form == "inconclusive" and "4 pair(s) in 4 cells without an interval" in lone.text
+    with pytest.raises(ValueError, match="cell"):
+        A.pooled_difference(final, cells=[])
+
+
+# --- norms against accuracy: between and within activations ----------------------------------------
+
+def test_within_spearman_separates_within_from_between_activation_association():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(6), 8)
+    level = np.arange(6.0)
+    # between activations: larger norm, lower accuracy; within one: larger norm, higher accuracy
+    x = 10 * level[groups] + rng.normal(size=48)
+    y = -10 * level[groups] + 0.8 * (x - 10 * level[groups]) + 0.3 * rng.normal(size=48)
+    run = A.spearman_ci(x, y, n_boot=300)
+    within = A.within_spearman(x, y, groups, n_boot=500, n_perm=500)
+    assert run["rho"] < -0.8 and run["ci_high"] < 0
+    assert within["rho"] > 0.8 and within["ci_low"] > 0 and within["p"] < 0.01
+    assert within["n"] == 48 and within["n_groups"] == 6
+    # ranks: a monotone transform of x inside the groups changes nothing
+    assert A.within_spearman(np.exp(x / 10), y, groups, n_boot=0)["rho"] == pytest.approx(within["rho"])
+    unrelated = A.within_spearman(x, -10 * level[groups] + rng.normal(size=48), groups, n_boot=500, n_perm=500)
+    assert unrelated["ci_low"] < 0 < unrelated["ci_high"] and unrelated["p"] > 0.05
+    lone = A.within_spearman(np.arange(5.0), np.arange(5.0), list("abcde"))
+    assert lone["n_groups"] == 0 and math.isnan(lone["rho"])
+
+
+def test_correlation_table_reports_three_views_and_the_verdict_names_them():
+    rng = np.random.default_rng(1)
+    acts = np.repeat([f"a{i}" for i in range(5)], 5)
+    level = np.repeat(np.arange(5.0), 5)
+    norms = pd.DataFrame({"n1": level + 0.1 * rng.normal(size=25), "activation": acts})
+    norms["test_acc"] = 80 + 2 * level + 0.5 * rng.normal(size=25)
+    t = A.correlation_table(norms, ["n1"], n_boot=300).iloc[0]
+    for col in ("rho", "ci_low", "p", "cluster_ci_low", "within_rho", "within_ci_low", "within_p"):
+        assert col in t.index and t[col] == t[col], col
+    text = A.correlation_verdict(t, label="‖A‖")
+    assert "over 25 runs Spearman rho = +0.9" in text
+    assert "within an activation (seed to seed, 25 runs in 5 activations)" in text
+    assert "no association that the interval can distinguish from zero" in text
+    weak = dict(t.to_dict(), within_rho=-0.3, within_ci_low=-0.6, within_ci_high=0.02, within_p=0.04)
+    assert "weak evidence only" in A.correlation_verdict(weak)
+    clear = dict(weak, within_ci_high=-0.05)
+    assert "a larger norm goes with lower final accuracy" in A.correlation_verdict(clear)

@@ -102,6 +102,8 @@ def trained_norms_from_records(directory: str, metrics: Sequence[str] = ("attn_f
     metric) with the activation and sequence length from the config; ``act_jac_fro`` gets a
     companion ``act_jac_fro_over_sqrt_n``.  An empty DataFrame when there is nothing to read.
     """
+    from .analysis.frames import record_seq_len
+
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
         try:
@@ -114,8 +116,10 @@ def trained_norms_from_records(directory: str, metrics: Sequence[str] = ("attn_f
             continue
         cfg = rec.get("config", {})
         last = max(r["step"] for r in probes)
-        image, patch = cfg.get("image_size"), cfg.get("patch_size")
-        n = ((image // patch) ** 2 + (cfg.get("pool", "cls") == "cls")) if image and patch else None
+        try:
+            n = record_seq_len(rec)
+        except (KeyError, ValueError):
+            n = None
         for r in probes:
             if r["step"] != last or r["metric"] not in metrics:
                 continue

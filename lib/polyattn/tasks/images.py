@@ -16,9 +16,14 @@ IN_MEMORY = ("fashion_mnist",)
 
 
 def image_seq_len(config) -> int:
-    """Tokens the ViT attends over: (image / patch)^2 patches, plus CLS when pooled by it."""
+    """Tokens the ViT attends over: (image / patch)^2 patches, plus CLS when pooled by it.
+    ``config``: a TrainConfig or a record's config dict."""
     get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
-    return (get("image_size") // get("patch_size")) ** 2 + (get("pool", "cls") == "cls")
+    image, patch = get("image_size"), get("patch_size")
+    if not image or not patch:
+        raise ValueError(f"image_seq_len: the config has no image_size/patch_size (got {image!r}, {patch!r}); "
+                         "a record of another task must carry seq_lens")
+    return (int(image) // int(patch)) ** 2 + (get("pool", "cls") == "cls")
 
 
 class _Streamed:

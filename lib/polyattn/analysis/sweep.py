@@ -1,0 +1,250 @@
+"""The scale sweep: the best constant c of c*x^3 per sequence length and its slope in N."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._common import _require
+from .metrics import MetricLike, resolve_metric
+
+
+@dataclass
+class BestConstant:
+    """The result of :func:`best_constant`.
+
+    ``table``: per sequence length N the best constant of the grid (``best_c``, its label, its
+    mean in the metric's display unit), the runner-up, the margin (how much better the best is,
+    positive in the metric's direction) with its standard error and ``resolved`` (margin
+    above two standard errors; None when one seed gives no error), the interpolated optimum ``c_star`` (vertex of
+    a parabola in log c through the best grid point and its neighbours; the grid value when the
+    best is at the grid's edge, flagged ``at_edge``), and 1/sqrt(N).  ``cells``: mean, std and
+    counts per (N, c).  ``slope``: least-squares slope of log c_star against log N, with a
+    bootstrap CI over seeds (``slope_ci``); ``slope_grid`` the same for the grid's best c.
+    ``direction``: how the best grid c moves as N grows: "falls", "rises", "flat" or "mixed".
+    """
+
+    table: pd.DataFrame
+    cells: pd.DataFrame
+    slope: float
+    slope_ci: tuple
+    slope_grid: float
+    direction: str
+    theory_slope: float = -0.5
+    n_boot: int = 0
+    confidence: float = 0.95
+    notes: list = field(default_factory=list)
+    metric: dict = field(default_factory=dict)
+
+
+def _cell_stats(final: pd.DataFrame, metric) -> pd.DataFrame:
+    rows = []
+    for (n, c), g in final.groupby(["seq_len", "c"], sort=True):
+        vals = g.loc[g["status"] == "ok", metric.name].dropna().to_numpy(dtype=float) * metric.scale
+        rows.append({"seq_len": int(n), "c": float(c), "c_label": g["c_label"].iloc[0], "n_runs": len(g),
+                     "n_ok": len(vals), "n_diverged": int((g["status"] == "diverged").sum()),
+                     "mean": vals.mean() if len(vals) else np.nan,
+                     "std": vals.std(ddof=1) if len(vals) > 1 else np.nan})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class _Grid:
+    """One sequence length of a sweep as arrays: constants ascending, ``acc`` [c, seed] the
+    metric in its display unit times ``sign`` (+1 when higher is better, -1 when lower is), so
+    that larger is always better (NaN for a diverged or missing run), and the diverged flags."""
+
+    seq_len: int
+    cs: np.ndarray
+    labels: list
+    acc: np.ndarray
+    diverged: np.ndarray
+    sign: float = 1.0
+
+
+def _grids(final: pd.DataFrame, metric) -> list[_Grid]:
+    sign = 1.0 if metric.higher_is_better else -1.0
+    out = []
+    for n, g in final.groupby("seq_len", sort=True):
+        cs = np.array(sorted(g["c"].unique()), dtype=float)
+        seeds = sorted(g["seed"].unique())
+        acc = np.full((len(cs), len(seeds)), np.nan)
+        div = np.zeros((len(cs), len(seeds)), dtype=bool)
+        labels = []
+        for i, c in enumerate(cs):
+            cell = g[g["c"] == c]
+            labels.append(cell["c_label"].iloc[0])
+            for _, r in cell.iterrows():
+                j = seeds.index(r["seed"])
+                div[i, j] = r["status"] == "diverged"
+                if r["status"] == "ok":
+                    acc[i, j] = sign * float(r[metric.name]) * metric.scale
+        out.append(_Grid(int(n), cs, labels, acc, div, sign))
+    return out
+
+
+def _nanmean_rows(acc: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(acc)
+    cnt = ok.sum(1)
+    tot = np.where(ok, acc, 0.0).sum(1)
+    return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+def _ranking(cs: np.ndarray, means: np.ndarray, n_div: np.ndarray) -> np.ndarray:
+    """Indices best first: fewest diverged runs, then highest (signed) mean; all-diverged constants last."""
+    missing = ~np.isfinite(means)
+    return np.lexsort((cs, -np.where(missing, 0.0, means), n_div, missing))
+
+
+def _interpolated_optimum(cs: np.ndarray, means: np.ndarray, i: int) -> tuple[float, bool]:
+    """The vertex (in log c) of the parabola through the best constant and its two neighbours."""
+    if i == 0 or i == len(cs) - 1:
+        return float(cs[i]), True
+    x3, y3 = np.log(cs[i - 1:i + 2]), means[i - 1:i + 2]
+    if not np.all(np.isfinite(y3)):
+        return float(cs[i]), False
+    a, b, _ = np.polyfit(x3, y3, 2)
+    if a >= 0:
+        return float(cs[i]), False
+    return float(math.exp(np.clip(-b / (2 * a), x3[0], x3[-1]))), False
+
+
+def _best_of(grid: _Grid, acc: np.ndarray, div: np.ndarray):
+    means = _nanmean_rows(acc)
+    order = _ranking(grid.cs, means, div.sum(1))
+    c_star, edge = _interpolated_optimum(grid.cs, means, int(order[0]))
+    return order, means, c_star, edge
+
+
+def _fit_slope(ns, cs) -> float:
+    ns, cs = np.asarray(ns, dtype=float), np.asarray(cs, dtype=float)
+    if len(ns) < 2 or np.any(~np.isfinite(cs)) or np.any(cs <= 0):
+        return np.nan
+    return float(np.polyfit(np.log(ns), np.log(cs), 1)[0])
+
+
+def _direction(values: Sequence[float]) -> str:
+    v = np.asarray(values, dtype=float)
+    if len(v) < 2:
+        return "flat"
+    steps = np.diff(v)
+    if np.all(steps == 0):
+        return "flat"
+    if np.all(steps <= 0):
+        return "falls"
+    if np.all(steps >= 0):
+        return "rises"
+    return "mixed"
+
+
+def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: int = 1000, seed: int = 0,
+                  confidence: float = 0.95) -> BestConstant:
+    """The best constant c of ``poly:p=3,c=C`` per sequence length, and how it scales with N.
+
+    ``sweep_final`` is :func:`final_accuracy` of a sweep over c and patch size (rows without a
+    fixed c are ignored); ``metric`` a :class:`~polyattn.tasks.Metric` or its name (default the
+    frame's primary metric).  Ranking: fewest diverged seeds first, then the best mean in the
+    metric's direction (the lowest for a loss or bits per character).
+    The slope CI resamples seeds with replacement (the same resampled seeds for every c of one
+    N, since a seed fixes the data order) and recomputes the interpolated optima and the slope.
+    Theory (c proportional to 1/sqrt(N)) predicts a slope of -1/2.
+    """
+    metric = resolve_metric(metric, sweep_final)
+    _require(sweep_final, ["seq_len", "c", "c_label", "seed", "status", metric.name], "best_constant")
+    f = sweep_final[np.isfinite(sweep_final["c"].to_numpy(dtype=float))]
+    if f.empty:
+        raise ValueError("best_constant: no runs with a fixed constant (activation poly:p=P,c=C); "
+                         "pass final_accuracy() of the scale sweep")
+    grids = _grids(f, metric)
+    cells = _cell_stats(f, metric)
+    rows = []
+    for gr in grids:
+        order, means, c_star, edge = _best_of(gr, gr.acc, gr.diverged)
+        b = int(order[0])
+        s2 = int(order[1]) if len(order) > 1 else None
+        ok = np.isfinite(gr.acc[b])
+        margin, se = np.nan, np.nan
+        if s2 is not None:
+            margin = means[b] - means[s2]
+            parts = [gr.acc[i][np.isfinite(gr.acc[i])] for i in (b, s2)]
+            if all(len(x) > 1 for x in parts):
+                se = math.sqrt(sum(x.var(ddof=1) / len(x) for x in parts))
+        resolved = (bool(margin > 2 * se) if se == se else (False if margin == 0 else None))
+        rows.append({"seq_len": gr.seq_len, "best_c": float(gr.cs[b]), "best_c_label": gr.labels[b],
+                     "best_mean": gr.sign * means[b], "best_std": gr.acc[b][ok].std(ddof=1) if ok.sum() > 1 else np.nan,
+                     "best_n_diverged": int(gr.diverged[b].sum()),
+                     "runner_up_c_label": None if s2 is None else gr.labels[s2],
+                     "margin": margin, "margin_se": se, "resolved": resolved,
+                     "c_star": c_star, "at_edge": edge, "inv_sqrt_n": 1 / math.sqrt(gr.seq_len)})
+    table = pd.DataFrame(rows)
+    slope = _fit_slope(table["seq_len"], table["c_star"])
+    slope_grid = _fit_slope(table["seq_len"], table["best_c"])
+    notes = []
+    if table["at_edge"].any():
+        edge = table.loc[table["at_edge"], "seq_len"].tolist()
+        notes.append(f"the best c lies at the edge of the grid for N = {edge}: the optimum may lie beyond it")
+    if len(table) < 3:
+        notes.append(f"only {len(table)} sequence lengths: the slope is a line through {len(table)} points")
+    rng = np.random.default_rng(seed)
+    boots = []
+    if n_boot and all(gr.acc.shape[1] > 1 for gr in grids):
+        ns = [gr.seq_len for gr in grids]
+        for _ in range(n_boot):
+            stars = []
+            for gr in grids:
+                pick = rng.integers(0, gr.acc.shape[1], gr.acc.shape[1])
+                stars.append(_best_of(gr, gr.acc[:, pick], gr.diverged[:, pick])[2])
+            boots.append(_fit_slope(ns, stars))
+    boots = np.asarray(boots, dtype=float)
+    boots = boots[np.isfinite(boots)]
+    a = (1 - confidence) / 2
+    ci = tuple(float(v) for v in np.quantile(boots, [a, 1 - a])) if len(boots) else (np.nan, np.nan)
+    if not len(boots):
+        notes.append("one seed per cell: no bootstrap interval for the slope")
+    return BestConstant(table=table, cells=cells, slope=slope, slope_ci=ci, slope_grid=slope_grid,
+                        direction=_direction(table["best_c"].to_numpy()), n_boot=len(boots),
+                        confidence=confidence, notes=notes, metric=metric.as_dict())
+
+
+def scale_verdict(bc: BestConstant) -> str:
+    """A sentence on Figure 1's question from :func:`best_constant`: which c wins at which N,
+    the direction it moves, whether the grid separates the winner from the runner-up, the
+    fitted slope against -1/2, and what that means for the paper's wording (a multiplier c and
+    its divisor 1/c move in opposite directions)."""
+    t = bc.table.sort_values("seq_len")
+    best = ", ".join(f"c = {lbl} at N = {n}" for lbl, n in zip(t["best_c_label"], t["seq_len"]))
+    lo_n, hi_n = int(t["seq_len"].iloc[0]), int(t["seq_len"].iloc[-1])
+    if bc.direction == "falls":
+        trend = (f"the best multiplier c falls as N grows (it rises as N falls from {hi_n} to {lo_n}), "
+                 "the direction of c ∝ 1/sqrt(N); read as a divisor 1/c, the best scale falls as N falls")
+    elif bc.direction == "rises":
+        trend = "the best multiplier c rises as N grows, against the direction of c ∝ 1/sqrt(N)"
+    elif bc.direction == "flat":
+        trend = "the same c wins at every N, so this grid resolves no trend with N"
+    else:
+        trend = "the best c does not move monotonically with N"
+    resolved = t["resolved"].tolist() if "resolved" in t else []
+    tied = [int(n) for n, r in zip(t["seq_len"], resolved) if r is False]
+    unknown = [int(n) for n, r in zip(t["seq_len"], resolved) if r is None]
+    sep = ""
+    if tied:
+        sep += (f"; at N = {tied} the best and the runner-up constant are tied or within two standard errors of "
+                "each other, so the winner there is not resolved")
+    if unknown:
+        sep += f"; at N = {unknown} one seed per constant gives no standard error"
+    fit = ""
+    if bc.slope == bc.slope:
+        lo, hi = bc.slope_ci
+        fit = f"; the slope of log c* against log N is {bc.slope:+.2f}"
+        if lo == lo and hi > lo:
+            consistent = "consistent with" if lo <= bc.theory_slope <= hi else "not consistent with"
+            fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}), {consistent} the -1/2 of c ∝ 1/sqrt(N)"
+        elif lo == lo:
+            fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
+        else:
+            fit += " (no interval), against -1/2 in theory"
+    notes = "".join(f"; note: {n}" for n in bc.notes)
+    return f"Best constant: {best}; {trend}{sep}{fit}{notes}"

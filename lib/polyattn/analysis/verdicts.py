@@ -1,0 +1,200 @@
+"""Verdict sentences built from the numbers of a comparison.
+
+:func:`comparison_verdict` turns one row of :func:`~polyattn.analysis.paired_difference` or
+:func:`~polyattn.analysis.pooled_difference` into a :class:`Verdict` of one of a few forms,
+each decided by a test, so that the sentence claims no more than the evidence supports:
+
+* ``equivalent``: the TOST against the margin stated up front rejects (p < alpha);
+* ``better`` / ``worse``: the confidence interval excludes 0 and, when the table holds a
+  family of comparisons, the Holm-corrected p-value is below alpha as well;
+* ``inconclusive``: neither; the sentence gives the minimal detectable effect, the size of a
+  difference these seeds would have found;
+* ``not comparable``: no pair of runs trained (divergence).
+
+"Better" follows the metric's direction (lower bits per character is better).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from .metrics import MetricLike, diff_unit, resolve_metric
+from .stats import ALPHA, POWER
+
+FORMS = ("equivalent", "better", "worse", "inconclusive", "not comparable")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A comparison's verdict: its ``form`` (one of :data:`FORMS`), the numbers it rests on
+    (``estimate`` = candidate - baseline in ``unit``; ``ci``; ``p`` the paired t-test, ``p_holm``
+    its Holm correction; ``tost_p`` against ``margin``; ``mde``; ``n`` pairs) and ``text``."""
+
+    form: str
+    name: str
+    baseline: str
+    estimate: float
+    ci: tuple
+    p: float
+    p_holm: float
+    tost_p: float
+    margin: float
+    mde: float
+    n: int
+    unit: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _finite(x) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _units(x: float, unit: str) -> str:
+    return "point" if unit == "points" and abs(x) == 1 else unit
+
+
+def _row(row, name, baseline, metric):
+    index_name = getattr(row, "name", None)
+    row = dict(row)
+    if "activation" not in row and isinstance(index_name, str):   # a row of a frame indexed by activation
+        row["activation"] = index_name
+    if "higher_is_better" in row and metric is None:
+        higher = bool(row["higher_is_better"])
+        unit = row.get("unit") or "points"
+    else:
+        m = resolve_metric(metric if metric is not None else row.get("metric"))
+        higher, unit = m.higher_is_better, diff_unit(m)
+    return row, name or row["activation"], baseline or row["baseline"], higher, unit
+
+
+def _divergence_text(row, name, baseline, n_seeds) -> str:
+    extra = ""
+    if row.get("n_diverged"):
+        extra = f"; {name} diverged in {int(row['n_diverged'])} of {n_seeds} seeds"
+    if row.get("n_baseline_diverged"):
+        extra += f"; {baseline} diverged in {int(row['n_baseline_diverged'])} of {n_seeds} seeds"
+    return extra
+
+
+def difference_verdict(row, name: Optional[str] = None, baseline: Optional[str] = None,
+                       metric: MetricLike = None) -> str:
+    """A sentence from one row of :func:`paired_difference`: matches within the CI, worse or
+    better by how much (in the metric's direction), or diverged; with the CI, n and the p-value.
+
+    This reads the confidence interval only; :func:`comparison_verdict` also tests
+    equivalence and states the power."""
+    row, name, baseline, higher, unit = _row(row, name, baseline, metric)
+    n, n_seeds = int(row["n_pairs"]), int(row["n_seeds"])
+    level = f"{round(100 * float(row.get('confidence', 0.95)))}%"
+    extra = _divergence_text(row, name, baseline, n_seeds)
+    if n == 0:
+        if row["n_diverged"]:
+            return f"{name} diverged in {int(row['n_diverged'])} of {n_seeds} seeds, so it cannot be compared with {baseline}"
+        return f"{name} and {baseline} share no seed that trained, so they cannot be compared"
+    d = float(row["mean_diff"])
+    if n == 1:
+        return f"{name} differs from {baseline} by {d:+.2f} {unit} on the one seed that trained (no interval){extra}"
+    lo, hi = float(row["ci_low"]), float(row["ci_high"])
+    p = row["t_p"]
+    ptxt = f", paired t-test p = {p:.2g}" if p == p else ""
+    stats_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}, n = {n} seeds{ptxt}"
+    if lo <= 0 <= hi:
+        return f"{name} matches {baseline} within the {level} CI: difference {d:+.2f} {unit} ({stats_txt}){extra}"
+    better = (lo > 0) == higher
+    return f"{name} is {'better' if better else 'worse'} than {baseline} by {abs(d):.2f} {unit} ({stats_txt}){extra}"
+
+
+def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] = None,
+                       metric: MetricLike = None, alpha: float = ALPHA) -> Verdict:
+    """The :class:`Verdict` of one row of :func:`paired_difference` or :func:`pooled_difference`.
+
+    The form is decided in this order: no pairs -> ``not comparable``; TOST p < alpha (when the
+    row carries a margin) -> ``equivalent``; CI excludes 0 and, for a family of more than one
+    comparison, Holm p < alpha -> ``better`` or ``worse`` in the metric's direction; otherwise
+    ``inconclusive``, with the minimal detectable effect at power ``row["power"]``.
+    """
+    row, name, baseline, higher, unit = _row(row, name, baseline, metric)
+    n = int(row["n_pairs"])
+    n_seeds = int(row.get("n_seeds", n))
+    est = float(row["mean_diff"]) if n else np.nan
+    lo, hi = float(row.get("ci_low", np.nan)), float(row.get("ci_high", np.nan))
+    p, p_holm = float(row.get("t_p", np.nan)), float(row.get("p_holm", np.nan))
+    tost_p, margin = float(row.get("tost_p", np.nan)), float(row.get("margin", np.nan))
+    mde = float(row.get("mde", np.nan))
+    family = int(row.get("family_size", 1) or 1)
+    level = f"{round(100 * float(row.get('confidence', 0.95)))}%"
+    power = float(row.get("power", POWER))
+    extra = _divergence_text(row, name, baseline, n_seeds)
+    cells = f" in {int(row['n_cells'])} cells" if _finite(row.get("n_cells")) else ""
+    het = row.get("heterogeneity_p")
+    if _finite(het):
+        # a pooled number can hide cells whose differences point in opposite directions
+        extra += (f"; the cells disagree (F-test p = {het:.2g}), so the pooled difference averages unlike effects"
+                  if het < alpha else f"; the cells do not disagree detectably (F-test p = {het:.2g})")
+    n_txt = f"n = {n} seed pairs{cells}" if cells else f"n = {n} seeds"
+
+    def make(form, text, extra=extra):
+        return Verdict(form, name, baseline, est, (lo, hi), p, p_holm, tost_p, margin, mde, n, unit, text + extra)
+
+    if n == 0:
+        why = (f"{name} diverged in {int(row['n_diverged'])} of {n_seeds} seeds" if row.get("n_diverged")
+               else f"{name} and {baseline} share no seed that trained")
+        return make("not comparable", f"{why}, so it cannot be compared with {baseline}", extra="")
+    if not _finite(lo):
+        return make("inconclusive", f"{name} against {baseline}: inconclusive, {est:+.2f} {unit} on "
+                                    f"{n} pair(s){cells} without an interval (too few pairs to estimate the spread)")
+    ci_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}"
+    test = "t-test with cell effects" if cells else "paired t-test"
+    p_txt = f", {test} p = {p:.2g}" if _finite(p) else ""
+    holm_txt = f", Holm-corrected over {family} comparisons p = {p_holm:.2g}" if family > 1 and _finite(p_holm) else ""
+    direction = "" if higher else ", lower is better"
+    margin_txt = f"±{margin:g} {_units(margin, unit)}" if _finite(margin) else ""
+    excludes = lo > 0 or hi < 0
+    if _finite(tost_p) and tost_p < alpha:
+        note = ("; the interval excludes 0, so the difference is real but smaller than the margin" if excludes
+                else "")
+        return make("equivalent", f"{name} is equivalent to {baseline} within {margin_txt} (TOST p = {tost_p:.2g}): "
+                                  f"difference {est:+.2f} {unit}{direction} ({ci_txt}, {n_txt}){note}")
+    significant = excludes and (family <= 1 or not _finite(p_holm) or p_holm < alpha)
+    if significant:
+        better = (est > 0) == higher
+        return make("better" if better else "worse",
+                    f"{name} is {'better' if better else 'worse'} than {baseline} by {abs(est):.2f} {unit} "
+                    f"(difference {est:+.2f} {unit}{direction}; {ci_txt}, {n_txt}{p_txt}{holm_txt})")
+    text = (f"{name} against {baseline} is inconclusive at this power: difference {est:+.2f} {unit}{direction} "
+            f"({ci_txt}, {n_txt}{p_txt}{holm_txt})")
+    if excludes:
+        text += f"; the interval excludes 0 but the Holm-corrected p does not reach {alpha:g}"
+    if _finite(mde):
+        text += (f"; these seeds could have detected a difference of ±{mde:.2f} {_units(mde, unit)} "
+                 f"(paired t, alpha {alpha:g}, power {power:g})")
+    if margin_txt:
+        tp = f" (TOST p = {tost_p:.2g})" if _finite(tost_p) else ""
+        text += f"; equivalence within {margin_txt} is not shown{tp}"
+    return make("inconclusive", text)
+
+
+def verdict_frame(diffs: pd.DataFrame, names: Optional[dict] = None, baseline: Optional[str] = None,
+                  alpha: float = ALPHA) -> pd.DataFrame:
+    """``diffs`` with the columns ``verdict`` (the form) and ``verdict_text``, one per row;
+    ``names`` maps activations to the names the sentences use."""
+    names = names or {}
+    vs = [comparison_verdict(r, name=names.get(r["activation"]), baseline=baseline, alpha=alpha)
+          for _, r in diffs.iterrows()]
+    out = diffs.copy()
+    out["verdict"] = [v.form for v in vs]
+    out["verdict_text"] = [v.text for v in vs]
+    return out
