@@ -161,3 +161,17 @@ def test_character_lm_trains_evaluates_generates_and_measures_sinks():
     final = rec["final"]
     assert len(final["sample"]) == 30 and 0 <= final["sinks"]["sink_rate"] <= 1
     json.dumps(rec)   # the whole record is storable
+
+
+@pytest.mark.parametrize("dataset, n_mode", [("listops", "row"), ("listops", "padded"), ("retrieval", "row")])
+def test_lra_tasks_train_with_padding_masks(dataset, n_mode, tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYATTN_CACHE", str(tmp_path))
+    data_opts = {"listops": {"min_length": 20, "max_length": 60, "max_depth": 4},
+                 "retrieval": {"min_bytes": 40, "max_bytes": 80}}[dataset]
+    cfg = TrainConfig(experiment="unit_fit", preset="smoke", task="lra", dataset=dataset, model="tiny",
+                      activation="poly:p=3", n_mode=n_mode, train_subset=64, test_subset=32, epochs=1, batch_size=16,
+                      lr=1e-3, warmup_epochs=0.5, threads=1, options={"val": 16, "data": data_opts})
+    rec = fit(cfg, progress=False)
+    assert rec["status"] == "ok" and rec["task"] == "lra"
+    assert {"test_acc", "val_acc", "test_loss"} <= set(rec["metrics"][-1])
+    assert rec["seq_lens"]["seq_len"] >= 40

@@ -5,10 +5,12 @@ A new task is a new module here and one line in :data:`TASKS`, not a new trainin
 from .base import ACCURACY, TEST_LOSS, Batch, Metric
 from .charlm import CharLanguageModel
 from .images import ImageClassification
+from .lra import LongRangeArena
 
 TASKS = {
     "images": ImageClassification(),
     "charlm": CharLanguageModel(),
+    "lra": LongRangeArena(),
 }
 
 

@@ -1,0 +1,102 @@
+"""Long Range Arena classification (:mod:`polyattn.data.lra`) with padding masks throughout.
+
+``config.dataset`` names the LRA task (``listops``, ``text``, ``retrieval``, ``image``,
+``pathfinder``, ...); ``train_subset`` / ``test_subset`` size the training and test splits.
+Options (``config.options``):
+
+    val        validation examples (default 500)
+    max_len    padded length (default: the task's bound)
+    data       a dict of generator options passed to :func:`polyattn.data.lra.load_lra`
+    trim       cut each batch to its longest real sequence (default True; never under
+               ``n_mode="padded"``, where N is the padded length by definition)
+
+The model is :class:`polyattn.models.seq_classifier.SequenceClassifier` of size
+``config.model`` (``nystromformer``: the published harness's 2 layers, width 64).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from .base import ACCURACY, TEST_LOSS, Batch, Metric
+
+VAL_ACCURACY = Metric("val_acc", unit="%", higher_is_better=True, scale=100.0, label="validation accuracy")
+
+
+def _trim(config) -> bool:
+    return config.options.get("trim", True) and config.n_mode != "padded"
+
+
+def _cut(tokens, mask, trim: bool):
+    if not trim:
+        return tokens, mask
+    longest = int(mask.sum(1).max().clamp_min(1))
+    return tokens[:, :longest], mask[:, :longest]
+
+
+class LongRangeArena:
+    name = "lra"
+
+    def metrics(self, config):
+        return [ACCURACY, VAL_ACCURACY, TEST_LOSS]
+
+    def seq_lens(self, config):
+        from ..data.lra import load_lra
+
+        max_len = config.options.get("max_len")
+        if max_len is None:
+            data = load_lra(config.dataset, 1, 1, 1, seed=0, **config.options.get("data", {}))
+            max_len = data.train.tokens.shape[1]
+        return {"seq_len": int(max_len)}
+
+    def load(self, config, world, rank):
+        from ..data.lra import load_lra
+
+        return load_lra(config.dataset, config.train_subset, config.options.get("val", 500), config.test_subset,
+                        max_len=config.options.get("max_len"), seed=0, **config.options.get("data", {}))
+
+    def build_model(self, config, data):
+        from ..models.seq_classifier import SequenceClassifier
+
+        return SequenceClassifier(data.vocab_size, data.train.tokens.shape[1], data.num_classes, config.activation,
+                                  config.model, pair=data.train.paired, n_mode=config.n_mode)
+
+    def steps_per_epoch(self, config, data):
+        return len(data.train) // config.batch_size
+
+    def _batch(self, split, idx, trim):
+        t, m = _cut(split.tokens[idx], split.key_padding_mask[idx], trim)
+        if split.paired:
+            t2, m2 = _cut(split.tokens2[idx], split.key_padding_mask2[idx], trim)
+            return Batch((t, t2), split.labels[idx], split.labels[idx], key_padding_mask=(m, m2), size=len(idx))
+        return Batch(t, split.labels[idx], split.labels[idx], key_padding_mask=m, size=len(idx))
+
+    def batches(self, config, data, epoch, world, rank, state=None):
+        shard = config.batch_size // world
+        order = torch.randperm(len(data.train), generator=torch.Generator().manual_seed(config.seed * 100003 + epoch))
+        for b in range(self.steps_per_epoch(config, data)):
+            idx = order[b * config.batch_size:(b + 1) * config.batch_size][rank * shard:(rank + 1) * shard]
+            yield self._batch(data.train, idx, _trim(config))
+
+    def loss(self, model, batch, config):
+        logits = model(batch.inputs, batch.key_padding_mask).float()
+        loss = F.cross_entropy(logits, batch.target, label_smoothing=config.label_smoothing)
+        return loss, {"train_loss": loss.item() * batch.size,
+                      "train_acc": (logits.argmax(-1) == batch.label).sum().item()}
+
+    @torch.no_grad()
+    def _accuracy(self, model, split, config, device, batch_size=64):
+        model.eval()
+        total_loss, correct = 0.0, 0
+        for i in range(0, len(split), batch_size):
+            b = self._batch(split, torch.arange(i, min(i + batch_size, len(split))), _trim(config)).to(device)
+            logits = model(b.inputs, b.key_padding_mask).float()
+            total_loss += F.cross_entropy(logits, b.target, reduction="sum").item()
+            correct += (logits.argmax(-1) == b.label).sum().item()
+        model.train()
+        return correct / len(split), total_loss / len(split)
+
+    def evaluate(self, model, config, data, device):
+        test_acc, test_loss = self._accuracy(model, data.test, config, device)
+        val_acc, _ = self._accuracy(model, data.val, config, device)
+        return {"test_acc": test_acc, "val_acc": val_acc, "test_loss": test_loss}
