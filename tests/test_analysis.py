@@ -316,6 +316,11 @@ def test_deviations_table_comes_from_configs():
     assert "49 patches + CLS" in t.loc["images and tokens", "this book"]
     assert t.loc["seeds per configuration", "paper"] == str(len({c.seed for c in vit.paper_configs()}))
     assert "196 patches + CLS" in t.loc["images and tokens", "paper"]
+    # training details that change results are disclosed, not only the sizes
+    clip = "gradient clipping (max norm; 0 = off)"
+    assert t.loc[clip, "this book"] == "1.0" and t.loc[clip, "paper"] == "0.0"
+    assert t.loc["label smoothing", "paper"] == "0.1" and t.loc["label smoothing", "this book"] == "0.0"
+    assert t.loc["drop path (stochastic depth)", "paper"] == "0.1"
 
 
 def test_grid_caption_states_dataset_epochs_model_preset_and_compute():

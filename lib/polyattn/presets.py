@@ -97,7 +97,6 @@ def prologue(preset: str, device: str = "cpu", trains_under_paper: bool = False,
     if preset == "smoke":
         banner = "**Preset smoke: tiny runs, a pipeline check. The numbers on this page are not evidence.**"
     elif not trains:
-        banner = f"**Preset paper: nothing is trained on this page ({paper_note}); see the list of the paper's " \
-                 f"configurations in chapter 04.**"
+        banner = f"**Preset paper: nothing is trained on this page ({paper_note}).**"
     return Prologue(preset, device, trains, "preset smoke, not evidence: " if preset == "smoke" else "", banner,
                     f"not run under preset paper ({paper_note})")

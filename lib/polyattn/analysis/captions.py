@@ -115,6 +115,9 @@ def deviations_table(configs, paper_configs, n_params: Optional[dict] = None) ->
         ("weight decay", _join(paper["weight_decay"]), _join(book["weight_decay"])),
         ("warm-up epochs", _join(paper["warmup_epochs"]), _join(book["warmup_epochs"])),
         ("recipe", recipe(paper), recipe(book)),
+        ("gradient clipping (max norm; 0 = off)", _join(paper["clip_grad"]), _join(book["clip_grad"])),
+        ("label smoothing", _join(paper["label_smoothing"]), _join(book["label_smoothing"])),
+        ("drop path (stochastic depth)", _join(paper["drop_path"]), _join(book["drop_path"])),
         ("activations", _join(paper["activation"]), _join(book["activation"])),
         ("seeds per configuration", _seeds_per_config(paper_configs), _seeds_per_config(configs)),
     ]
