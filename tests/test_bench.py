@@ -181,3 +181,12 @@ def test_ratios_pair_the_samples_of_each_round(monkeypatch):
                                         rounds=3, round_budget_s=1e9, sample_s=0.0, memory=False)
     assert [r["ratio_to_sdpa"] for r in records] == [1.0, 2.0]
     assert [r["time_ms"] for r in records] == [10000.0, 3000.0]
+
+
+def test_flop_break_even_is_where_the_feature_map_stops_costing_more():
+    for d, p in ((32, 3), (32, 2), (16, 3)):
+        n = bench.flop_break_even(d, p)
+        assert bench.matmul_flops(n, d, "linear", p) <= bench.matmul_flops(n, d, "blocked")
+        assert bench.matmul_flops(n - 1, d, "linear", p) > bench.matmul_flops(n - 1, d, "blocked")
+    # chapter 08's grid: head dimension 32, the cubic's map breaks even near N = 5,100
+    assert 5000 < bench.flop_break_even(32, 3) < 5200

@@ -4,6 +4,7 @@ import functools
 import html as html_module
 import http.server
 import json
+import re
 import shutil
 import socketserver
 import subprocess
@@ -253,22 +254,34 @@ def test_a_chapter_without_parameters_is_refused(tmp_path):
 
 # --- verdicts --------------------------------------------------------------------------------
 
-def test_verdict_checks_its_claim_and_the_table_pastes_or_says_pending(tmp_path):
-    with pytest.raises(ValueError, match="unknown claim"):
-        book.verdict("thm9", "holds")
-    with pytest.raises(ValueError, match="non-empty"):
-        book.verdict("thm41_1", " ")
+def _verdict_notebook(path, summary="one-hot rows attain $\\sqrt{N}$", form="holds", preset="book"):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output(
-        "display_data", data={"text/plain": "'holds'"},
-        metadata={"scrapbook": {"name": "verdict_thm41_1", "mime_prefix": ""}})])]
-    path = tmp_path / "02_proofs.ipynb"
+    nb.metadata["papermill"] = {"parameters": {"preset": preset}}
+    nb.cells = [nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/markdown": summary,
+                                                     "text/plain": "<IPython.core.display.Markdown object>"},
+                               metadata={"scrapbook": {"name": "verdict_thm41_1", "mime_prefix": ""}}),
+        nbformat.v4.new_output("display_data", data={"text/plain": repr(form)},
+                               metadata={"scrapbook": {"name": "verdict_thm41_1_form", "mime_prefix": ""}})])]
     nbformat.write(nb, str(path))
-    assert book.glued_keys(nb) == {"verdict_thm41_1"}
+    return nb
+
+
+def test_verdict_checks_its_claim_form_and_the_table_pastes_or_says_pending(tmp_path):
+    with pytest.raises(ValueError, match="unknown claim"):
+        book.verdict("thm9", "holds", form="holds")
+    with pytest.raises(ValueError, match="non-empty"):
+        book.verdict("thm41_1", " ", form="holds")
+    with pytest.raises(ValueError, match="unknown verdict form"):
+        book.verdict("thm41_1", "it matches", form="matches")
+    path = tmp_path / "02_proofs.ipynb"
+    nb = _verdict_notebook(path)
+    assert book.glued_keys(nb) == {"verdict_thm41_1", "verdict_thm41_1_form"}
     table = book.verdict_table({"02_proofs": path})
     rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
     assert len(rows) == len(book.CLAIMS)
-    assert "{glue:text}`chapters/02_proofs.ipynb::verdict_thm41_1:s`" in table
+    assert "**{glue:text}`chapters/02_proofs.ipynb::verdict_thm41_1_form:s`**" in table
+    assert "{glue:md}`chapters/02_proofs.ipynb::verdict_thm41_1:i`" in table
     thm412 = next(line for line in table.splitlines() if line.startswith("| Thm 4.1(2)"))
     assert "pending: chapter 02" in thm412
     assert "pending: chapter 08" in book.verdict_table({})
@@ -280,7 +293,7 @@ def test_a_glued_verdict_reaches_the_intro_of_the_built_site(tmp_path):
     nb = _tiny_notebook(nbformat.v4.new_code_cell(
         "from polyattn.book import verdict\n"
         "n = 1000\n"
-        "verdict('thm41_1', f'holds in {n} of {n} random matrices')"))
+        "verdict('thm41_1', f'holds in {n} of {n} random matrices, up to $\\\\sqrt{{N}}$', form='holds')"))
     root = _mini_book(tmp_path, nb, name="02_proofs")
     report = book.run(preset="smoke", root=root)
     intro = (report.html / "intro.html").read_text()
@@ -293,19 +306,28 @@ def test_a_glued_verdict_reaches_the_intro_of_the_built_site(tmp_path):
 # --- (c) smoke execution of every chapter and the site ---------------------------------------
 
 def _glued_texts(path):
-    """The text glued under each key of an executed notebook."""
+    """The text glued under each key of an executed notebook (Markdown values as their source)."""
     nb = nbformat.read(str(path), as_version=4)
     out = {}
     for cell in nb.cells:
         for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
             name = o.get("metadata", {}).get("scrapbook", {}).get("name")
             # glue stores its value under a prefixed mime type (application/papermill.record/text/plain)
-            plain = [v for k, v in o.get("data", {}).items() if k.endswith("text/plain")]
-            if name and plain:
+            data = o.get("data", {})
+            markdown = [v for k, v in data.items() if k.endswith("text/markdown")]
+            plain = [v for k, v in data.items() if k.endswith("text/plain")]
+            if name and markdown:
+                out[name] = markdown[0]
+            elif name and plain:
                 value = ast.literal_eval(plain[0])
                 if isinstance(value, str):
                     out[name] = value
     return out
+
+
+def _words_of(markdown: str) -> str:
+    """The longest stretch of a summary outside its maths, as the rendered page shows it."""
+    return max(re.split(r"\$[^$]*\$", markdown), key=len).strip()[:30]
 
 
 @pytest.fixture(scope="module")
@@ -344,7 +366,7 @@ def test_smoke_build_executes_every_chapter_and_builds_the_site(smoke_book):
     for c in book.CLAIMS:
         number = c.chapter.split("_", 1)[0]
         if delivered[c.id] is not None:
-            assert delivered[c.id][:40] in intro, f"the verdict on {c.id} is not in the intro"
+            assert _words_of(delivered[c.id]) in intro, f"the verdict on {c.id} is not in the intro"
         if number in pending:
             assert f"pending: chapter {number}" in intro, f"the row of {c.id} says neither verdict nor pending"
         else:
@@ -462,3 +484,43 @@ def test_every_page_renders_in_chromium(served_site, browser):
         if severe:
             problems.append(f"{page}: console errors: {severe}")
     assert not problems, "\n".join(problems)
+
+
+# --- the README's findings block: one source with the verdict table ---------------------------
+
+def test_findings_are_collected_from_the_glued_verdicts(tmp_path):
+    path = tmp_path / "02_proofs.ipynb"
+    _verdict_notebook(path, summary="adversarial search stays below $\\sqrt{N}$", form="holds")
+    verdicts = book.collect_verdicts({"02_proofs": path})
+    assert verdicts == {"thm41_1": {"form": "holds", "summary": "adversarial search stays below $\\sqrt{N}$",
+                                    "chapter": "02_proofs", "preset": "book"}}
+    block = book.findings_markdown(verdicts)
+    assert "**holds**. adversarial search stays below $\\sqrt{N}$" in block
+    assert "pending (chapter 04)" in block
+    cost = next(line for line in block.splitlines() if "cost of polynomial attention" in line)
+    assert "measured on the machine that builds the book" in cost
+    readme = f"intro\n{book.FINDINGS_START}\nold\n{book.FINDINGS_END}\noutro\n"
+    assert book.replace_findings(readme, "new") == f"intro\n{book.FINDINGS_START}\nnew\n{book.FINDINGS_END}\noutro\n"
+    with pytest.raises(ValueError, match="no findings markers"):
+        book.replace_findings("no markers here", "new")
+
+
+def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
+    verdicts = json.loads((ROOT / book.VERDICTS_FILE).read_text())
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(book.FINDINGS_START, 1)[1].split(book.FINDINGS_END, 1)[0].strip()
+    assert block == book.findings_markdown(verdicts).strip(), \
+        "README.md's findings differ from data/verdicts.json: run `python -m polyattn.book --preset book`"
+    assert all(v["preset"] == "book" for v in verdicts.values())
+
+
+@pytest.mark.slow
+@pytest.mark.book
+def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
+    """The record-based chapters, executed at the book preset from the committed records, give
+    exactly the verdicts of data/verdicts.json (and so the README's findings)."""
+    committed = json.loads((ROOT / book.VERDICTS_FILE).read_text())
+    chapters = sorted({v["chapter"] for v in committed.values()})
+    book.run(preset="book", chapters=chapters, root=ROOT, build_root=tmp_path, html=False)
+    executed = {c: tmp_path / "_build" / "executed" / f"{c}.ipynb" for c in chapters}
+    assert book.collect_verdicts(executed) == committed

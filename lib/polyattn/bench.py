@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import statistics
 import sys
@@ -144,6 +145,14 @@ def matmul_flops(n: int, head_dim: int, path: str, degree: Optional[int] = None,
             raise ValueError("the linear path's cost depends on the degree p; pass degree=1 or 2")
         return 6 * 2.0 * n * monomial_count(head_dim, degree) * dv
     raise ValueError(f"unknown path {path!r}; use sdpa, blocked, naive or linear")
+
+
+def flop_break_even(head_dim: int, degree: int, path: str = "blocked", value_dim: Optional[int] = None) -> int:
+    """The smallest N at which the degree-``degree`` feature map needs no more matrix-product
+    operations than the quadratic ``path`` (:func:`matmul_flops`; both are per batch-head)."""
+    lin = matmul_flops(1, head_dim, "linear", degree, value_dim)          # linear in N
+    quad = matmul_flops(1, head_dim, path, value_dim=value_dim)           # quadratic in N
+    return max(1, math.ceil(lin / quad))
 
 
 def flops_records(ns: Sequence[int], cases: Sequence[Case], batch: int = 8, heads: int = 4, head_dim: int = 32,

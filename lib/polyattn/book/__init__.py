@@ -33,51 +33,66 @@ package the Sphinx extension that ``_config.yml`` lists.
 """
 from __future__ import annotations
 
-from .claims import CLAIM_IDS, CLAIMS, Claim, glued_keys, verdict, verdict_table
+from .claims import (
+                     CLAIM_IDS,
+                     CLAIMS,
+                     FINDINGS_END,
+                     FINDINGS_START,
+                     FORMS,
+                     Claim,
+                     collect_verdicts,
+                     findings_markdown,
+                     glued_keys,
+                     replace_findings,
+                     verdict,
+                     verdict_table,
+                     write_findings,
+)
 from .cli import main
 from .common import PACKAGE_DIR, PARAMETER_NAMES, PRESETS, REPO_ROOT, BookError
 from .execute import execute_chapter
 from .keys import (
-                   MANIFEST_SCHEMA,
-                   content_key,
-                   key_of,
-                   key_parts,
-                   library_hash,
-                   load_manifest,
-                   manifest_path,
-                   results_hash,
-                   results_root,
-                   save_manifest,
+                     MANIFEST_SCHEMA,
+                     content_key,
+                     key_of,
+                     key_parts,
+                     library_hash,
+                     load_manifest,
+                     manifest_path,
+                     results_hash,
+                     results_root,
+                     save_manifest,
 )
 from .notebooks import (
-                   cells_of,
-                   check_chapter,
-                   declared_results,
-                   has_outputs,
-                   pair_drift,
-                   parameter_names,
-                   read_notebook,
+                     cells_of,
+                     check_chapter,
+                     declared_results,
+                     has_outputs,
+                     pair_drift,
+                     parameter_names,
+                     read_notebook,
 )
-from .pipeline import RunReport, run
+from .pipeline import VERDICTS_FILE, RunReport, run
 from .site import (
-                   ENVIRONMENT_MARKER,
-                   FAVICON_SVG,
-                   INJECTED_TAG,
-                   MATHJAX_PARTS,
-                   REMOVE_TAG,
-                   STATUS_MARKER,
-                   VERDICT_MARKER,
-                   assemble,
-                   build_html,
-                   copy_executed_notebook,
-                   mathjax_dir,
-                   setup,
+                     ENVIRONMENT_MARKER,
+                     FAVICON_SVG,
+                     INJECTED_TAG,
+                     MATHJAX_PARTS,
+                     REMOVE_TAG,
+                     STATUS_MARKER,
+                     VERDICT_MARKER,
+                     assemble,
+                     build_html,
+                     copy_executed_notebook,
+                     mathjax_dir,
+                     setup,
 )
 from .status import environment, status_markdown, status_table
 from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc  # noqa: F401  (tests use _prune_toc)
 
 __all__ = [
-    "CLAIM_IDS", "CLAIMS", "Claim", "glued_keys", "verdict", "verdict_table",
+    "CLAIM_IDS", "CLAIMS", "Claim", "glued_keys", "verdict", "verdict_table", "FORMS", "FINDINGS_START",
+    "FINDINGS_END", "collect_verdicts", "findings_markdown", "replace_findings", "write_findings", "VERDICTS_FILE",
     "main",
     "PACKAGE_DIR", "PARAMETER_NAMES", "PRESETS", "REPO_ROOT", "BookError",
     "execute_chapter",

@@ -1,8 +1,32 @@
-"""The claims of the intro's verdict table, the glue that carries a chapter's verdict, and the table."""
+"""The claims of the intro's verdict table, the glue that carries a chapter's verdict, and the table.
+
+A verdict has a *form* from :data:`FORMS` (what the statistics support, decided by the
+chapter's numbers) and a one-sentence *summary* with the key number, in Markdown with
+maths; the chapter keeps the details.  The intro's table and the README's findings block
+are both written from these two glued values (:func:`collect_verdicts`), so there is one
+source.
+"""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+
+#: The forms a verdict may take.
+FORMS = (
+    "holds",
+    "holds with a corrected constant",
+    "holds only under its assumptions",
+    "fails",
+    "not supported",
+    "equivalent within the margin",
+    "worse",
+    "better",
+    "inconclusive at this power",
+    "inconclusive at this scale",
+    "mixed",
+    "measured",
+)
 
 
 @dataclass(frozen=True)
@@ -13,6 +37,8 @@ class Claim:
     claim: str
     source: str
     chapter: str  # "NN_name" of the chapter expected to deliver the verdict
+    #: measured on the machine that builds the book (timings): never written into the README
+    machine_dependent: bool = False
 
 
 #: One row of the intro's verdict table per claim.  A chapter delivers a verdict with
@@ -34,29 +60,33 @@ CLAIMS = (
     Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
           "paper; review ICLR 2025", "03_norms"),
     Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",
-          "review ICLR 2025", "08_costs"),
+          "review ICLR 2025", "08_costs", machine_dependent=True),
     Claim("causal_scaling", "Causal masks and variable lengths: which $N$ scales each row",
-          "review ICLR 2025", "07_critiques"),
+          "review ICLR 2025", "07_causal"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 
 
 
-def verdict(claim_id: str, text: str) -> str:
+def verdict(claim_id: str, summary: str, form: str) -> str:
     """Deliver a chapter's verdict on a claim of :data:`CLAIMS` to the intro's table.
 
-    Call it in a chapter with a short sentence built from computed numbers; the intro pastes
-    it through the glue key ``verdict_<claim_id>``.  Returns the text (so the chapter can
-    also show it).
+    ``form``: one of :data:`FORMS`, chosen by the chapter's numbers; ``summary``: one sentence
+    with the key number, Markdown with ``$...$`` maths.  Glued as ``verdict_<id>`` (the
+    summary, as Markdown) and ``verdict_<id>_form``.  Returns the summary.
     """
     if claim_id not in CLAIM_IDS:
         raise ValueError(f"unknown claim {claim_id!r}; the claims of the verdict table are {', '.join(CLAIM_IDS)}")
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"the verdict on {claim_id!r} must be a non-empty sentence, got {text!r}")
+    if form not in FORMS:
+        raise ValueError(f"unknown verdict form {form!r}; choose one of {', '.join(FORMS)}")
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError(f"the verdict on {claim_id!r} must be a non-empty sentence, got {summary!r}")
+    from IPython.display import Markdown
     from myst_nb import glue
 
-    glue(f"verdict_{claim_id}", text.strip(), display=False)
-    return text.strip()
+    glue(f"verdict_{claim_id}", Markdown(summary.strip()), display=False)
+    glue(f"verdict_{claim_id}_form", form, display=False)
+    return summary.strip()
 
 
 def glued_keys(nb) -> set[str]:
@@ -68,6 +98,87 @@ def glued_keys(nb) -> set[str]:
             if name:
                 keys.add(name)
     return keys
+
+
+def _glued_values(nb) -> dict[str, str]:
+    """Glue key -> its stored text (Markdown source for Markdown values)."""
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            if not name:
+                continue
+            data = o.get("data", {})
+            for mime in ("application/papermill.record/text/markdown", "text/markdown",
+                         "application/papermill.record/text/plain", "text/plain"):
+                if mime in data:
+                    value = data[mime]
+                    value = "".join(value) if isinstance(value, list) else value
+                    if "plain" in mime and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                        value = value[1:-1]
+                    out[name] = value
+                    break
+    return out
+
+
+def collect_verdicts(executed: dict[str, Path]) -> dict[str, dict]:
+    """claim id -> {"form", "summary", "chapter", "preset"} for every verdict the executed chapters glued."""
+    import nbformat
+
+    out = {}
+    for c in CLAIMS:
+        path = executed.get(c.chapter)
+        if path is None:
+            continue
+        nb = nbformat.read(str(path), as_version=4)
+        values = _glued_values(nb)
+        if f"verdict_{c.id}" in values and f"verdict_{c.id}_form" in values:
+            params = nb.metadata.get("papermill", {}).get("parameters", {})
+            out[c.id] = {"form": values[f"verdict_{c.id}_form"], "summary": values[f"verdict_{c.id}"],
+                         "chapter": c.chapter, "preset": params.get("preset")}
+    return out
+
+
+def findings_markdown(verdicts: dict[str, dict]) -> str:
+    """The README's findings block: one bullet per claim with a record-derived verdict."""
+    lines = []
+    for c in CLAIMS:
+        v = verdicts.get(c.id)
+        if c.machine_dependent:
+            lines.append(f"- {c.claim}: measured on the machine that builds the book (chapter "
+                         f"{c.chapter.split('_', 1)[0]}).")
+        elif v is None:
+            lines.append(f"- {c.claim}: pending (chapter {c.chapter.split('_', 1)[0]}).")
+        else:
+            lines.append(f"- {c.claim}: **{v['form']}**. {v['summary']}")
+    return "\n".join(lines)
+
+
+FINDINGS_START = "<!-- findings: written by `python -m polyattn.book` from the verdicts; do not edit -->"
+FINDINGS_END = "<!-- end of findings -->"
+
+
+def replace_findings(readme_text: str, block: str) -> str:
+    """``readme_text`` with the text between the findings markers replaced by ``block``."""
+    if FINDINGS_START not in readme_text or FINDINGS_END not in readme_text:
+        raise ValueError("README.md has no findings markers; add the lines "
+                         f"{FINDINGS_START!r} and {FINDINGS_END!r} where the findings go")
+    head, rest = readme_text.split(FINDINGS_START, 1)
+    _, tail = rest.split(FINDINGS_END, 1)
+    return f"{head}{FINDINGS_START}\n{block}\n{FINDINGS_END}{tail}"
+
+
+def write_findings(executed: dict[str, Path], root: Path, verdicts_path: Path) -> bool:
+    """Write the verdicts file and the README's findings block (book preset only); True when written."""
+    verdicts = collect_verdicts(executed)
+    if not verdicts or any(v["preset"] != "book" for v in verdicts.values()):
+        return False
+    stable = {k: v for k, v in verdicts.items() if not next(c for c in CLAIMS if c.id == k).machine_dependent}
+    verdicts_path.parent.mkdir(parents=True, exist_ok=True)
+    verdicts_path.write_text(json.dumps(stable, indent=1, sort_keys=True) + "\n")
+    readme = root / "README.md"
+    readme.write_text(replace_findings(readme.read_text(), findings_markdown(stable)))
+    return True
 
 
 def verdict_table(executed: dict[str, Path]) -> str:
@@ -84,9 +195,10 @@ def verdict_table(executed: dict[str, Path]) -> str:
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
         key = f"verdict_{c.id}"
-        if c.chapter in executed and key in keys[c.chapter]:
+        if c.chapter in executed and key in keys[c.chapter] and f"{key}_form" in keys[c.chapter]:
             where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
-            cell = f"{{glue:text}}`chapters/{c.chapter}.ipynb::{key}:s`"
+            doc = f"chapters/{c.chapter}.ipynb"
+            cell = f"**{{glue:text}}`{doc}::{key}_form:s`**: {{glue:md}}`{doc}::{key}:i`"
         else:
             where = (f"{{doc}}`chapter {number} </chapters/{c.chapter}>`" if c.chapter in executed
                      else f"chapter {number}")

@@ -7,12 +7,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .claims import write_findings
 from .common import PRESETS, REPO_ROOT, BookError
 from .execute import execute_chapter
 from .keys import key_of, key_parts, load_manifest, results_hash, save_manifest
 from .notebooks import check_chapter, declared_results, read_notebook
 from .site import assemble, build_html
 from .toc import Entry, discover
+
+#: The verdicts of the book preset, as the README's findings block states them (committed).
+VERDICTS_FILE = Path("data") / "verdicts.json"
 
 
 @dataclass
@@ -113,6 +117,8 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     manifest["chapters"] = {k: v for k, v in manifest["chapters"].items() if k in names}
     save_manifest(manifest, build_root)
     print(f"[book] {len(report.executed)} executed, {len(report.cached)} cached", flush=True)
+    if preset == "book" and build_root == root and write_findings(executed, root, root / VERDICTS_FILE):
+        print(f"[book] findings written to {VERDICTS_FILE} and README.md", flush=True)
     if html:
         src = assemble(entries, executed, build_root, root)
         report.html = build_html(src, build_root, strict=strict)
