@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import statistics
 import sys
@@ -46,6 +45,7 @@ import torch.nn.functional as F
 
 from . import activations
 from .attention import Attend, attention
+from .flops import flop_break_even, flops_records, matmul_flops  # noqa: F401  (part of the bench API)
 from .kernels import blocked as _blocked
 from .kernels import linear_degree
 
@@ -119,52 +119,6 @@ def distinct_cost_specs(specs: Sequence[str]) -> list[str]:
             seen.add(key)
             out.append(act.spec)
     return out
-
-
-def matmul_flops(n: int, head_dim: int, path: str, degree: Optional[int] = None, value_dim: Optional[int] = None,
-                 causal: bool = False) -> float:
-    """Floating-point operations of the matrix products of one forward+backward pass, per
-    batch-head (a multiply-add counts 2; elementwise work is not counted).
-
-    ``sdpa`` and ``blocked``: 7 products of size N x N x d (2 forward, 5 backward, one of
-    them recomputing the scores); ``naive``: 6 (it stores the score matrix instead);
-    ``linear``: 6 products of size N x F x d_v with F = C(d + p - 1, p) features for
-    degree ``p`` (so F = d for p = 1).  A causal mask halves the quadratic work (tiles
-    above the diagonal are skipped) and is ignored for ``linear``.
-    """
-    from .kernels.linear import monomial_count
-
-    dv = value_dim or head_dim
-    if path in ("sdpa", "blocked", "naive"):
-        # products over d: Q K^T (twice unless stored), dS K, dS^T Q; over d_v: P V, dO V^T, P^T dO
-        over_d = 3 if path == "naive" else 4
-        flops = 2.0 * n * n * (over_d * head_dim + 3 * dv)
-        return flops / 2 if causal else flops
-    if path == "linear":
-        if degree is None:
-            raise ValueError("the linear path's cost depends on the degree p; pass degree=1 or 2")
-        return 6 * 2.0 * n * monomial_count(head_dim, degree) * dv
-    raise ValueError(f"unknown path {path!r}; use sdpa, blocked, naive or linear")
-
-
-def flop_break_even(head_dim: int, degree: int, path: str = "blocked", value_dim: Optional[int] = None) -> int:
-    """The smallest N at which the degree-``degree`` feature map needs no more matrix-product
-    operations than the quadratic ``path`` (:func:`matmul_flops`; both are per batch-head)."""
-    lin = matmul_flops(1, head_dim, "linear", degree, value_dim)          # linear in N
-    quad = matmul_flops(1, head_dim, path, value_dim=value_dim)           # quadratic in N
-    return max(1, math.ceil(lin / quad))
-
-
-def flops_records(ns: Sequence[int], cases: Sequence[Case], batch: int = 8, heads: int = 4, head_dim: int = 32,
-                  causal: bool = False) -> list[dict]:
-    """``{activation, path, n, gflop}``: :func:`matmul_flops` of each case, all batch-heads."""
-    rows = []
-    for n in ns:
-        for c in cases:
-            degree = linear_degree(c.activation) if c.path == "linear" else None
-            flops = matmul_flops(n, head_dim, c.path, degree, causal=causal) * batch * heads
-            rows.append({"activation": c.activation, "path": c.path, "n": n, "gflop": flops / 1e9})
-    return rows
 
 
 def make_inputs(n: int, batch: int = 8, heads: int = 4, head_dim: int = 32, seed: int = 0):
