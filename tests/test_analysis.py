@@ -496,7 +496,7 @@ def test_holm_matches_a_hand_computation():
 def test_minimal_detectable_effect_shrinks_with_n_and_has_the_stated_power():
     from scipy import stats
 
-    mdes = [A.minimal_detectable_effect(1.0, n) for n in (3, 5, 10, 40)]
+    mdes = [A.minimal_detectable_effect(1.0, n) for n in (2, 3, 5, 10, 40)]   # two pairs: one degree of freedom
     assert all(a > b for a, b in zip(mdes, mdes[1:]))
     n, sd = 8, 0.7
     m = A.minimal_detectable_effect(sd, n)

@@ -118,7 +118,9 @@ def minimal_detectable_effect(sd: float, n: int, alpha: float = ALPHA, power: fl
 
     def shortfall(delta):
         nc = delta / se
-        return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc) - power
+        # scipy's non-central t returns NaN for some negligible lower tails (df = 1): count them as 0
+        lower = stats.nct.cdf(-crit, df, nc)
+        return stats.nct.sf(crit, df, nc) + (lower if math.isfinite(lower) else 0.0) - power
 
     hi = se * (crit + 4.0)
     while shortfall(hi) < 0:          # few degrees of freedom need more than the normal guess
