@@ -185,20 +185,19 @@ def verdict_table(executed: dict[str, Path]) -> str:
     """The intro's verdict table as MyST markdown.
 
     ``executed`` maps chapter names (``NN_name``) to executed notebooks in the source tree.
-    A verdict glued by the expected chapter is pasted by cross-document glue; any other
-    row reads "pending: chapter NN".
+    A verdict glued by the expected chapter is written into its row (the form in bold, then
+    the one-sentence summary as Markdown, so its maths renders); any other row reads
+    "pending: chapter NN".
     """
-    import nbformat
-
-    keys = {name: glued_keys(nbformat.read(str(p), as_version=4)) for name, p in executed.items()}
+    verdicts = collect_verdicts(executed)
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
-        key = f"verdict_{c.id}"
-        if c.chapter in executed and key in keys[c.chapter] and f"{key}_form" in keys[c.chapter]:
+        v = verdicts.get(c.id)
+        if v is not None:
             where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
-            doc = f"chapters/{c.chapter}.ipynb"
-            cell = f"**{{glue:text}}`{doc}::{key}_form:s`**: {{glue:md}}`{doc}::{key}:i`"
+            summary = " ".join(v["summary"].split()).replace("|", "\\|")
+            cell = f"**{v['form']}**: {summary}"
         else:
             where = (f"{{doc}}`chapter {number} </chapters/{c.chapter}>`" if c.chapter in executed
                      else f"chapter {number}")
