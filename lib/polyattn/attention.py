@@ -96,14 +96,34 @@ class MultiHeadAttention(nn.Module):
     def activation(self) -> _acts.Activation:
         return self.attend.activation
 
-    def forward(self, x, key_padding_mask: Optional[torch.Tensor] = None, causal: bool = False):
+    def forward(self, x, key_padding_mask: Optional[torch.Tensor] = None, causal: bool = False,
+                context: Optional[torch.Tensor] = None):
+        """``x`` ``[B, N, dim]``.  With ``context`` ``[B, M, dim]`` this is cross-attention: queries
+        from ``x``, keys and values from ``context`` (``key_padding_mask`` is then ``[B, M]``)."""
         b, n, _ = x.shape
-        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        if context is None:
+            q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        else:
+            q, k, v = self._cross_qkv(x, context)
         out = attention(q, k, v, self.attend, key_padding_mask=key_padding_mask, causal=causal,
                         n_mode=self.n_mode, path=self.path,
                         dropout=self.attn_drop.p if self.training else 0.0, drop=self.attn_drop)
         out = out.transpose(1, 2).reshape(b, n, -1)
         return self.proj_drop(self.proj(out))
+
+    def _cross_qkv(self, x, context):
+        # The q rows of the fused weight act on x and the k, v rows on context, so a model
+        # with cross-attention keeps the same parameter layout (and probes) as self-attention.
+        b, n, dim = x.shape
+        if context.dim() != 3 or context.shape[0] != b or context.shape[2] != dim:
+            raise ValueError(f"context must have shape (batch, keys, dim) = ({b}, M, {dim}), "
+                             f"got {tuple(context.shape)}")
+        m = context.shape[1]
+        w_q, w_kv = self.qkv.weight.split([dim, 2 * dim])
+        b_q, b_kv = self.qkv.bias.split([dim, 2 * dim]) if self.qkv.bias is not None else (None, None)
+        q = F.linear(x, w_q, b_q).reshape(b, n, self.heads, self.head_dim).transpose(1, 2)
+        k, v = F.linear(context, w_kv, b_kv).reshape(b, m, 2, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        return q, k, v
 
 
 def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False, n_mode="row",
