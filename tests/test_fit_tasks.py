@@ -175,3 +175,19 @@ def test_lra_tasks_train_with_padding_masks(dataset, n_mode, tmp_path, monkeypat
     assert rec["status"] == "ok" and rec["task"] == "lra"
     assert {"test_acc", "val_acc", "test_loss"} <= set(rec["metrics"][-1])
     assert rec["seq_lens"]["seq_len"] >= 40
+
+
+@pytest.mark.parametrize("model", ["micro", "pinn_micro"])
+def test_physics_task_fits_with_lbfgs_and_keeps_the_field(model):
+    cfg = TrainConfig(experiment="unit_fit", preset="smoke", task="pde", dataset="convection:beta=1", model=model,
+                      activation="poly:p=3", optimizer="lbfgs", lr=1.0, lbfgs_max_iter=5, epochs=3, batch_size=1,
+                      warmup_epochs=0.0, threads=1, options={"grid": [9, 9], "test_grid": [11, 11]})
+    rec = fit(cfg, progress=False)
+    assert rec["status"] in ("ok", "diverged")
+    if rec["status"] == "ok":
+        assert {"rMAE", "rRMSE", "loss_residual", "loss_initial", "loss_boundary"} <= set(rec["metrics"][-1])
+        assert rec["metrics"][-1]["train_loss"] <= rec["metrics"][0]["train_loss"] + 1e-9
+        assert len(rec["final"]["prediction"]) == 51 * 51
+        assert ("attention" in rec["final"]) == (model == "micro")
+    assert rec["seq_lens"] == {"seq_len": 5 if model == "micro" else 1}
+    assert not any(m["higher_is_better"] for m in rec["metrics_spec"])

@@ -5,8 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from polyattn.data.pde import (PDES, PUBLISHED_GRIDS, Convection, autograd_derivatives, get_pde,
-                               relative_errors, rmae, rrmse)
+from polyattn.data.pde import PDES, PUBLISHED_GRIDS, Convection, autograd_derivatives, get_pde, relative_errors, rmae, rrmse
 from polyattn.physics import pde_loss
 
 F64 = torch.float64

@@ -7,8 +7,16 @@ from polyattn.attention import MultiHeadAttention
 from polyattn.data.pde import autograd_derivatives, get_pde
 from polyattn.models.pinn import PINN_SIZES, build_pinn
 from polyattn.models.pinnsformer import PINNSFORMER_SIZES, SEQ_DT, SEQ_LEN, build_pinnsformer
-from polyattn.physics import (NonFiniteLoss, check_finite, evaluate, lbfgs_closure, loss_is_finite, make_lbfgs,
-                              nonfinite_terms, pde_loss)
+from polyattn.physics import (
+    NonFiniteLoss,
+    check_finite,
+    evaluate,
+    lbfgs_closure,
+    loss_is_finite,
+    make_lbfgs,
+    nonfinite_terms,
+    pde_loss,
+)
 from polyattn.probes import record_attention_maps
 
 

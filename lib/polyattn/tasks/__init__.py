@@ -6,11 +6,13 @@ from .base import ACCURACY, TEST_LOSS, Batch, Metric
 from .charlm import CharLanguageModel
 from .images import ImageClassification
 from .lra import LongRangeArena
+from .pde import PhysicsInformed
 
 TASKS = {
     "images": ImageClassification(),
     "charlm": CharLanguageModel(),
     "lra": LongRangeArena(),
+    "pde": PhysicsInformed(),
 }
 
 

@@ -1,0 +1,94 @@
+"""Physics-informed regression on the PDEs of :mod:`polyattn.data.pde` (PINNsFormer or a PINN).
+
+``config.dataset`` is the PDE spec (``convection``, ``reaction``, ``wave``, optionally with
+parameters, e.g. ``convection:beta=30``); ``config.model`` a PINNsFormer size (``paper``,
+``small``, ``micro``) or ``pinn_<size>`` for the plain MLP baseline.  Each epoch is one
+full-batch optimiser step (with ``optimizer="lbfgs"``: one L-BFGS step of up to
+``lbfgs_max_iter`` iterations with a strong-Wolfe line search, as published).
+Options (``config.options``):
+
+    grid        [nx, nt] training collocation grid (default: the published grid of the model)
+    test_grid   [nx, nt] evaluation grid (default 101 x 101)
+    sequence    PINNsFormer's published pseudo-sequence loss (default True for PINNsFormer)
+    weights     {residual, initial, boundary} loss weights (default 1 each)
+
+Metrics (lower is better): rMAE and rRMSE on the test grid.  At the end the record keeps
+(under ``final``) the prediction on a 51 x 51 grid and, for PINNsFormer, the mean attention
+weights over the pseudo-time tokens per layer and head.
+"""
+from __future__ import annotations
+
+import torch
+
+from .base import Batch, Metric
+
+PINN_PREFIX = "pinn_"
+
+
+def _is_pinn(config) -> bool:
+    return config.model.startswith(PINN_PREFIX)
+
+
+class PhysicsInformed:
+    name = "pde"
+
+    def metrics(self, config):
+        return [Metric("rMAE", "", False, 1.0, "relative mean absolute error"),
+                Metric("rRMSE", "", False, 1.0, "relative root-mean-square error")]
+
+    def seq_lens(self, config):
+        from ..models.pinnsformer import SEQ_LEN
+
+        return {"seq_len": 1 if _is_pinn(config) else SEQ_LEN}
+
+    def load(self, config, world, rank):
+        from ..data.pde import get_pde
+
+        problem = get_pde(config.dataset)
+        grid = config.options.get("grid")
+        train = problem.grid(*grid) if grid else problem.train_grid("pinn" if _is_pinn(config) else "pinnsformer")
+        test = problem.test_grid(*config.options.get("test_grid", (101, 101)))
+        return {"problem": problem, "train": train, "test": test}
+
+    def build_model(self, config, data):
+        if _is_pinn(config):
+            from ..models.pinn import build_pinn
+
+            return build_pinn(config.model[len(PINN_PREFIX):])
+        from ..models.pinnsformer import build_pinnsformer
+
+        return build_pinnsformer(config.model, config.activation)
+
+    def steps_per_epoch(self, config, data):
+        return 1
+
+    def batches(self, config, data, epoch, world, rank, state=None):
+        yield Batch(data["train"], size=len(data["train"]))
+
+    def loss(self, model, batch, config):
+        from ..physics import pde_loss
+
+        sequence = config.options.get("sequence", not _is_pinn(config))
+        total, parts = pde_loss(config.dataset, model, batch.inputs, sequence=sequence,
+                                weights=config.options.get("weights"))
+        return total, {"train_loss": total.item() * batch.size,
+                       **{f"loss_{k}": float(v.detach()) * batch.size for k, v in parts.items()}}
+
+    def evaluate(self, model, config, data, device):
+        from ..physics import evaluate
+
+        return evaluate(data["problem"], model, data["test"])
+
+    @torch.no_grad()
+    def summarise(self, model, config, data, device) -> dict:
+        from ..physics import predict
+
+        grid = data["problem"].grid(51, 51)
+        out = {"grid": [51, 51], "prediction": [round(float(v), 6) for v in predict(model, grid).flatten()]}
+        if not _is_pinn(config):
+            from ..probes import record_attention_maps
+
+            sub = torch.linspace(0, len(grid) - 1, 256).long()
+            maps = record_attention_maps(model, (grid.x[sub], grid.t[sub]))      # [L, B, H, 5, 5]
+            out["attention"] = maps.mean(1).tolist()                              # [L, H, 5, 5]
+        return out
