@@ -90,6 +90,18 @@ def test_train_records_and_reference_ratio():
     assert "x softmax" in bench.format_train_table(records)
 
 
+def test_train_bench_runs_the_lra_model_with_padding_masks(capsys):
+    records = bench.run_train_bench(["poly:p=3", "poly:p=1", "softmax"], size="tiny", batch=2, steps=1, rounds=1,
+                                    model="lra", seq_len=64)
+    assert [r["activation"] for r in records] == ["softmax", "poly:p=3", "poly:p=1"]
+    assert all(r["step_ms"] > 0 for r in records)
+    with pytest.raises(ValueError, match="unknown benchmark model"):
+        bench.run_train_bench(["softmax"], model="bert", steps=1, rounds=1)
+    assert bench.main(["train", "--model", "lra", "--size", "tiny", "--seq-len", "32", "--batch", "2",
+                       "--steps", "1", "--rounds", "1", "--activations", "poly:p=3"]) == 0
+    assert "padded length 32" in capsys.readouterr().out
+
+
 def test_command_line_writes_records(tmp_path, capsys):
     out = tmp_path / "records.json"
     assert bench.main(["attention", "--n", "8", "--batch", "1", "--heads", "1", "--head-dim", "4",

@@ -303,18 +303,42 @@ def format_attention_table(records: list[dict], settings: Optional[dict] = None)
 
 # --- training throughput ---------------------------------------------------------------------
 
+def _train_setup(model: str, spec: str, size: str, batch: int, image_size: int, seq_len: int, seed: int):
+    """(model, inputs as a tuple of arguments, labels) for one training benchmark."""
+    g = torch.Generator().manual_seed(seed)
+    if model == "vit":
+        from .models import build_vit
+
+        images = torch.randn(batch, 1, image_size, image_size, generator=g)
+        labels = torch.randint(0, 10, (batch,), generator=g)
+        torch.manual_seed(seed)
+        return build_vit(size, activation=spec, image_size=image_size), (images,), labels
+    if model == "lra":
+        from .models.seq_classifier import SequenceClassifier
+
+        # byte tokens padded to seq_len; real lengths from half the length to all of it
+        lengths = torch.randint(seq_len // 2, seq_len + 1, (batch,), generator=g)
+        mask = torch.arange(seq_len)[None] < lengths[:, None]
+        tokens = torch.randint(1, 257, (batch, seq_len), generator=g).masked_fill(~mask, 0)
+        labels = torch.randint(0, 10, (batch,), generator=g)
+        torch.manual_seed(seed)
+        return SequenceClassifier(257, seq_len, 10, spec, size), (tokens, mask), labels
+    raise ValueError(f"unknown benchmark model {model!r}; choose 'vit' or 'lra'")
+
+
 def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", batch: int = 128,
                     steps: int = 3, rounds: int = 3, image_size: int = 28, threads: int = 1, seed: int = 0,
-                    progress: Optional[Callable[[str], None]] = None) -> list[dict]:
+                    progress: Optional[Callable[[str], None]] = None, model: str = "vit",
+                    seq_len: int = 1024) -> list[dict]:
     """Records ``{activation, images_per_s, step_ms, ratio_to_softmax}``, softmax first.
 
-    One ViT per activation (same seed, so same initial weights), AdamW, random images
+    One model per activation (same seed, so same initial weights), AdamW, random inputs
     and labels; after one warm-up step each, ``rounds`` rounds of ``steps`` steps per
     activation, interleaved; the median step time per activation, and the median over
-    rounds of the throughput ratio to softmax within each round.
+    rounds of the throughput ratio to softmax within each round.  ``model="vit"``: a ViT
+    of ``size`` on ``image_size`` images; ``model="lra"``: the LRA classifier of ``size``
+    (e.g. ``nystromformer``) on byte sequences padded to ``seq_len`` with key-padding masks.
     """
-    from .models import build_vit
-
     if threads < 1 or steps < 1 or rounds < 1:
         raise ValueError(f"threads, steps and rounds must be >= 1, got {threads}, {steps}, {rounds}")
     specs = [activations.canonical(s) for s in (specs or activations.BOOK_SPECS)]
@@ -325,19 +349,15 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
     torch.set_num_threads(threads)
     _, clock = _clock(threads)
     try:
-        g = torch.Generator().manual_seed(seed)
-        images = torch.randn(batch, 1, image_size, image_size, generator=g)
-        labels = torch.randint(0, 10, (batch,), generator=g)
         models = {}
         for spec in specs:
-            torch.manual_seed(seed)
-            model = build_vit(size, activation=spec, image_size=image_size)
-            models[spec] = (model, torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05))
+            net, inputs, labels = _train_setup(model, spec, size, batch, image_size, seq_len, seed)
+            models[spec] = (net, torch.optim.AdamW(net.parameters(), lr=1e-4, weight_decay=0.05), inputs, labels)
 
         def step(spec):
-            model, opt = models[spec]
+            net, opt, inputs, labels = models[spec]
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(images), labels).backward()
+            F.cross_entropy(net(*inputs), labels).backward()
             opt.step()
 
         for spec in specs:
@@ -363,8 +383,8 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
 def format_train_table(records: list[dict], settings: Optional[dict] = None) -> str:
     lines = []
     if settings:
-        lines.append("ViT training steps, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
-    header = f"{'activation':<18} {'images/s':>10} {'step ms':>9} {'x softmax':>10}"
+        lines.append("training steps, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    header = f"{'activation':<18} {'examples/s':>10} {'step ms':>9} {'x softmax':>10}"
     lines += [header, "-" * len(header)]
     for r in records:
         lines.append(f"{r['activation']:<18} {r['images_per_s']:>10.1f} {r['step_ms']:>9.1f} "
@@ -430,8 +450,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
     a.add_argument("--threads", type=int, default=1)
     a.add_argument("--json", default=None, help="write the records to this file")
-    t = sub.add_parser("train", help="ViT training throughput per activation vs softmax")
-    t.add_argument("--size", default="micro")
+    t = sub.add_parser("train", help="training throughput per activation vs softmax (ViT or the LRA model)")
+    t.add_argument("--model", default="vit", choices=("vit", "lra"),
+                   help="vit: a ViT on 28x28 images; lra: the LRA classifier on padded byte sequences")
+    t.add_argument("--seq-len", type=_ints, default=[1024, 2048], help="padded lengths for --model lra")
+    t.add_argument("--size", default=None, help="model size (default: micro for vit, nystromformer for lra)")
     t.add_argument("--batch", type=int, default=128)
     t.add_argument("--steps", type=int, default=3)
     t.add_argument("--rounds", type=int, default=3)
@@ -454,11 +477,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
         print(format_attention_table(records, settings))
     else:
-        records = run_train_bench(args.activations, args.size, args.batch, args.steps, args.rounds,
-                                  threads=args.threads, progress=progress)
-        settings = {"model": args.size, "batch": args.batch, "steps per round": args.steps,
-                    "rounds": args.rounds, "threads": args.threads, "clock": _clock(args.threads)[0]}
-        print(format_train_table(records, settings))
+        size = args.size or ("micro" if args.model == "vit" else "nystromformer")
+        lengths = args.seq_len if args.model == "lra" else [None]
+        records = []
+        for n in lengths:
+            part = run_train_bench(args.activations, size, args.batch, args.steps, args.rounds,
+                                   threads=args.threads, progress=progress, model=args.model, seq_len=n or 0)
+            settings = {"model": f"{args.model} {size}", "batch": args.batch, "steps per round": args.steps,
+                        "rounds": args.rounds, "threads": args.threads, "clock": _clock(args.threads)[0]}
+            if n:
+                settings["padded length"] = n
+                for r in part:
+                    r["seq_len"] = n
+            records += part
+            print(format_train_table(part, settings))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(records, indent=1))
