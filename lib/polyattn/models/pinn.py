@@ -12,6 +12,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+
+def xavier_linears(module: nn.Module, bias: float = 0.01) -> None:
+    """Xavier-uniform weights and a small constant bias for every Linear (the PINN literature's init)."""
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.xavier_uniform_(m.weight)
+            nn.init.constant_(m.bias, bias)
+
 #: Named sizes: ``paper`` is the published baseline; the others are for CPU runs and tests.
 PINN_SIZES = {
     "paper": dict(width=512, layers=4),
@@ -33,10 +41,7 @@ class PINN(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        for m in self.modules():
-            if isinstance(m, nn.Linear):
-                nn.init.xavier_uniform_(m.weight)
-                nn.init.constant_(m.bias, 0.01)
+        xavier_linears(self)
 
     def forward(self, x, t):
         if x.dim() != 2 or x.shape[1] != 1 or x.shape != t.shape:

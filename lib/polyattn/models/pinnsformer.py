@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from ..attention import MultiHeadAttention
+from .pinn import xavier_linears
 
 #: Named widths.  ``paper`` is the published model; ``small`` keeps its attention and
 #: narrows the MLPs (an output MLP of width 128 is reported to reproduce convection),
@@ -102,10 +103,7 @@ class PINNsFormer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        for m in self.modules():
-            if isinstance(m, nn.Linear):
-                nn.init.xavier_uniform_(m.weight)
-                nn.init.constant_(m.bias, 0.01)
+        xavier_linears(self)
         for m in self.modules():
             if isinstance(m, MultiHeadAttention):
                 nn.init.zeros_(m.qkv.bias)
