@@ -15,9 +15,12 @@ from ..presets import DEFAULT_SEEDS, PRESETS, seeds_for  # noqa: F401  (re-expor
 #: Table 1 carries the book's paired comparisons, so its book preset has more seeds.
 TABLE1_SEEDS = {**DEFAULT_SEEDS, "book": (0, 1, 2, 3, 4)}
 
-#: Table 1 analogue: the activations compared on one small ViT.
+#: Table 1 analogue: the activations compared on one small ViT: the paper's, then the wider
+#: family of softmax alternatives (second-order Taylor softmax, the periodic sin^2 form,
+#: Power-Softmax with p = 2, squared ReLU over N) under the same harness and seeds.
 TABLE1_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1", "poly:p=1", "poly:p=2",
-                      "relu_n", "sigmoid", "softpick")
+                      "relu_n", "sigmoid", "softpick", "taylor_softmax", "periodic", "power_softmax:p=2",
+                      "relu2_n")
 #: The three activations whose norms chapter 03 follows during training.
 NORM_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
 #: Figure 1 analogue: the constant c in c*x^3 (a factor 4 apart), for three sequence lengths.
