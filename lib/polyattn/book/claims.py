@@ -57,6 +57,8 @@ CLAIMS = (
           "paper; review ICLR 2025", "04_vit"),
     Claim("table_parity", "Tables 1/2: scaled $x^3$ matches or beats softmax on image classification",
           "paper", "04_vit"),
+    Claim("family", "The wider family of softmax alternatives (Taylor, periodic, Power-Softmax, ReLU$^2/N$) "
+          "against softmax under one harness", "review ICLR 2025; neighbouring work", "04_vit"),
     Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
           "paper; review ICLR 2025", "03_norms"),
     Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",
