@@ -96,7 +96,8 @@ def test_paired_difference_recovers_planted_differences_and_signs():
     assert d["wilcoxon_p"].isna().all()          # n = 3 cannot reach p < 0.05: not reported
     assert "worse than softmax by 5.00 points" in A.difference_verdict(worse)
     assert "better than softmax by 4.00 points" in A.difference_verdict(better)
-    assert "matches softmax within the 95% CI" in A.difference_verdict(same)
+    assert "is not distinguished from softmax by the 95% CI" in A.difference_verdict(same)
+    assert "match" not in A.difference_verdict(same)
 
 
 def test_paired_difference_matches_scipy_and_reports_wilcoxon_for_enough_seeds():

@@ -91,7 +91,7 @@ def _divergence_text(row, name, baseline, n_seeds) -> str:
 
 def difference_verdict(row, name: Optional[str] = None, baseline: Optional[str] = None,
                        metric: MetricLike = None) -> str:
-    """A sentence from one row of :func:`paired_difference`: matches within the CI, worse or
+    """A sentence from one row of :func:`paired_difference`: not distinguished by the CI, worse or
     better by how much (in the metric's direction), or diverged; with the CI, n and the p-value.
 
     This reads the confidence interval only; :func:`comparison_verdict` also tests
@@ -112,7 +112,9 @@ def difference_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     ptxt = f", paired t-test p = {p:.2g}" if p == p else ""
     stats_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}, n = {n} seeds{ptxt}"
     if lo <= 0 <= hi:
-        return f"{name} matches {baseline} within the {level} CI: difference {d:+.2f} {unit} ({stats_txt}){extra}"
+        # an interval that holds 0 does not show a match: that takes an equivalence test
+        return (f"{name} is not distinguished from {baseline} by the {level} CI: difference {d:+.2f} {unit} "
+                f"({stats_txt}){extra}")
     better = (lo > 0) == higher
     return f"{name} is {'better' if better else 'worse'} than {baseline} by {abs(d):.2f} {unit} ({stats_txt}){extra}"
 
