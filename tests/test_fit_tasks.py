@@ -191,3 +191,18 @@ def test_physics_task_fits_with_lbfgs_and_keeps_the_field(model):
         assert ("attention" in rec["final"]) == (model == "micro")
     assert rec["seq_lens"] == {"seq_len": 5 if model == "micro" else 1}
     assert not any(m["higher_is_better"] for m in rec["metrics_spec"])
+
+
+@pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long"])
+def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypatch):
+    from polyattn.experiments import GRIDS
+    from polyattn.runs import load_or_run
+
+    book = GRIDS[name]("book")
+    assert len(book) >= 9 and len({c.hash for c in book}) == len({(c.activation, c.patch_size, c.train_subset)
+                                                                    for c in book})
+    assert all(c.preset == "book" and c.threads == 1 for c in book)
+    smoke = GRIDS[name]("smoke", seeds=[0])
+    monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path))
+    rec = load_or_run(smoke[-1].replace(test_subset=64), progress=False)
+    assert rec["status"] in ("ok", "diverged") and rec["metrics"]
