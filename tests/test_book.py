@@ -325,8 +325,8 @@ def _glued_texts(path):
 
 
 def _words_of(markdown: str) -> str:
-    """The longest stretch of a summary outside its maths, as the rendered page shows it."""
-    return max(re.split(r"\$[^$]*\$", markdown), key=len).strip()[:30]
+    """The longest stretch of a summary outside its maths and code spans, as the rendered page shows it."""
+    return max(re.split(r"\$[^$]*\$|`[^`]*`", markdown), key=len).strip()[:30]
 
 
 @pytest.fixture(scope="module")
