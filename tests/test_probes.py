@@ -368,3 +368,13 @@ def test_record_attention_maps_stacks_every_layer_and_leaves_the_model_unprobed(
     assert not any(a.probed for a in probes.find_attends(model))
     assert all(not m._forward_hooks for m in model.modules())
     torch.testing.assert_close(probes.record_attention_maps(model, (x,), layers=[2])[0], maps[2])
+
+
+def test_parameter_jacobian_refuses_cross_attention():
+    from polyattn.attention import MultiHeadAttention
+
+    attn = MultiHeadAttention(8, 2, "poly:p=3")
+    rec = probes.Recorder(attn, metrics=("param_jac_fro",), param_probes=1)
+    with rec, pytest.raises(ValueError, match="cross-attention"):
+        attn(torch.randn(1, 3, 8), context=torch.randn(1, 5, 8))
+    assert not attn.attend.probed      # the flag is restored after the error

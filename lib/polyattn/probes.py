@@ -383,6 +383,9 @@ class Recorder:
         def hook(module, args, kwargs):
             params = inspect.signature(module.forward).bind(*args, **kwargs).arguments
             x = params.get("x", args[0] if args else None)
+            if params.get("context") is not None:
+                raise ValueError(f"param_jac_fro is defined for self-attention; layer {layer} attends to a context "
+                                 f"(cross-attention): leave it out with layers=")
             kpm, causal = params.get("key_padding_mask"), bool(params.get("causal", False))
             k = self.param_samples
             est = param_jacobian_fro(module, x[:k], n_probes=self.param_probes, generator=self.generator,
