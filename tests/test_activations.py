@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polyattn import activations as A
+from polyattn.activations_extra import EXTRA_SPECS
 
 torch.manual_seed(0)
 
@@ -99,19 +100,22 @@ def test_canonical_spec_and_fractions():
     assert A.get("poly:p=3,c=1/14").pointwise(torch.tensor(2.0), torch.tensor(1.0)).item() == pytest.approx(8 / 14)
 
 
-def test_declared_properties_hold():
+@pytest.mark.parametrize("spec", A.BOOK_SPECS + EXTRA_SPECS)
+def test_declared_properties_hold(spec):
     s = torch.randn(64, 16) * 3
-    for spec in A.BOOK_SPECS:
-        act = A.get(spec)
-        w = act(s)
-        if act.nonnegative:
-            assert (w >= 0).all(), spec
-        if act.rows_sum_to_one:
-            torch.testing.assert_close(w.sum(-1), torch.ones(64), msg=spec)
-        if act.elementwise:  # weight depends on its own score only
-            s2 = s.clone()
-            s2[:, 1:] += 1
-            assert torch.equal(act(s2)[:, 0], w[:, 0]), spec
+    act = A.get(spec)
+    w = act(s)
+    if act.nonnegative:
+        assert (w >= 0).all(), spec
+    if act.rows_sum_to_one:
+        torch.testing.assert_close(w.sum(-1), torch.ones(64), msg=spec)
+    if act.elementwise:  # weight depends on its own score only
+        s2 = s.clone()
+        s2[:, 1:] += 1
+        assert torch.equal(act(s2)[:, 0], w[:, 0]), spec
+
+
+def test_properties_table_lists_the_book_specs():
     assert len(A.properties_table()) == len(A.BOOK_SPECS)
 
 

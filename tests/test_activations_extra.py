@@ -168,19 +168,9 @@ def test_invsqrt_favours_scores_near_zero_not_large_ones():
     assert A.canonical("invsqrt:e=1") == "invsqrt" and A.canonical("invsqrt:e=2/4") == "invsqrt:e=1/2"
 
 
-def test_declared_properties_hold():
+def test_which_extra_activations_are_signed():
+    # their declared properties are checked with the book's in test_activations.py
     s = torch.randn(64, 16) * 3
-    for spec in EXTRA_SPECS:
-        act = A.get(spec)
-        w = act(s)
-        if act.nonnegative:
-            assert (w >= 0).all(), spec
-        if act.rows_sum_to_one:
-            torch.testing.assert_close(w.sum(-1), torch.ones(64), msg=spec)
-        if act.elementwise:
-            s2 = s.clone()
-            s2[:, 1:] += 1
-            assert torch.equal(act(s2)[:, 0], w[:, 0]), spec
     signed = [sp for sp in EXTRA_SPECS if not A.get(sp).nonnegative]
     assert set(signed) == {"poly_cap:p=3", "sa_softmax", "polyak_sum"}
     assert (A.get("polyak_sum")(s).abs().sum(-1) - 1).abs().max() < 1e-5
