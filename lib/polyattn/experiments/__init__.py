@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import vit
+from . import causal, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -10,6 +10,7 @@ GRIDS = {
     "vit_unclipped": vit.unclipped,
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
+    "causal_charlm": causal.charlm,
 }
 
-__all__ = ["GRIDS", "vit"]
+__all__ = ["GRIDS", "causal", "vit"]

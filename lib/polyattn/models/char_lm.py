@@ -1,13 +1,12 @@
 """A small GPT-style character language model from the shared blocks, with the causal mask.
 
-Positions are sinusoidal (defined at any length), so the model can be evaluated at 2x and
+Token embeddings have unit scale and positions are sinusoidal (defined at any length), so the model can be evaluated at 2x and
 4x its training context, where the two readings of N in x^p/sqrt(N) (the row's own length,
 or the fixed context) differ most.  The model computes its own loss (as nanoGPT's does)
 when given targets, and declares its weight-decay groups.
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 import torch
@@ -52,7 +51,7 @@ class CharLM(nn.Module):
     def forward(self, tokens, targets: Optional[torch.Tensor] = None):
         """Logits ``[B, T, V]``; with ``targets`` also the mean cross-entropy in nats (ignore index -100)."""
         t = tokens.shape[1]
-        x = self.embed(tokens) * math.sqrt(self.dim) + sinusoidal_positions(t, self.dim, tokens.device)
+        x = self.embed(tokens) + sinusoidal_positions(t, self.dim, tokens.device)
         logits = self.head(self.norm(self.blocks(x, causal=True)))
         if targets is None:
             return logits
