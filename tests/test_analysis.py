@@ -267,23 +267,41 @@ def test_best_constant_direction_edges_and_divergence():
     bc = A.best_constant(A.final_accuracy(sweep_records(planted)), n_boot=50)
     t = bc.table.set_index("seq_len")
     assert [t.loc[n, "best_c_label"] for n in (17, 50, 197)] == ["2", "1/2", "1/32"]
-    assert bc.direction == "falls" and bc.slope < 0
+    assert bc.direction == "falls" and bc.slope_grid < 0
     assert t.loc[17, "at_edge"] and t.loc[197, "at_edge"] and not t.loc[50, "at_edge"]
+    # the two edge optima are censored, which leaves one interior point: no slope is fitted
+    assert math.isnan(bc.slope) and any("censored" in n for n in bc.notes)
     text = A.scale_verdict(bc)
-    assert "falls as N grows" in text and "edge of the grid" in text
+    assert "falls as N grows" in text and "edge of the grid" in text and "no slope" in text
     assert t["resolved"].all() and "not resolved" not in text
     # all constants equally good: the grid's winner is a tie, and the verdict says so
     flat = [dict(r, metrics=[dict(r["metrics"][0], test_acc=0.1 + 0.001 * r["seed"])])
             for r in sweep_records({7: 2.0, 4: 0.5, 2: 1 / 32})]
     tie = A.best_constant(A.final_accuracy(flat), n_boot=20)
     assert not tie.table["resolved"].any()
-    assert "not resolved" in A.scale_verdict(tie) and "no interval" in A.scale_verdict(tie)
+    assert "not resolved" in A.scale_verdict(tie) and "no slope" in A.scale_verdict(tie)
     # a constant that diverges on one seed loses to a stable one, even with a higher mean
     recs = sweep_records({7: 2.0, 4: 0.5, 2: 0.5}, diverge={(4, "1/2")})
     bc = A.best_constant(A.final_accuracy(recs), n_boot=0)
     assert bc.table.set_index("seq_len").loc[50, "best_c_label"] != "1/2"
     rising = A.best_constant(A.final_accuracy(sweep_records({7: 1 / 32, 4: 0.5, 2: 2.0})), n_boot=0)
     assert rising.direction == "rises" and "against the direction" in A.scale_verdict(rising)
+
+
+def test_best_constant_resolves_by_a_paired_interval():
+    # best and runner-up differ by 0.2 points on every seed, while both swing by +-5 points from
+    # seed to seed: an unpaired two-SE rule would call it a tie, the paired interval resolves it
+    recs = sweep_records({7: 0.5, 4: 0.5, 2: 0.5})
+    for r in recs:
+        c = r["config"]["activation"].split("c=")[1]
+        swing = 0.05 * (r["seed"] - 1)
+        base = 0.8 + swing
+        r["metrics"] = [dict(r["metrics"][0], test_acc=base + (0.002 if c == "1/2" else 0.0 if c == "2" else -0.05))]
+    bc = A.best_constant(A.final_accuracy(recs), n_boot=0)
+    t = bc.table.set_index("seq_len")
+    assert (t["best_c_label"] == "1/2").all() and t["resolved"].all()
+    assert (t["margin_ci_low"] > 0).all() and (t["n_pairs"] == 3).all()
+    assert np.allclose(t["margin"], 0.2)
 
 
 def test_best_constant_needs_fixed_constants():

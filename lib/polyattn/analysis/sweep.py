@@ -18,12 +18,17 @@ class BestConstant:
 
     ``table``: per sequence length N the best constant of the grid (``best_c``, its label, its
     mean in the metric's display unit), the runner-up, the margin (how much better the best is,
-    positive in the metric's direction) with its standard error and ``resolved`` (margin
-    above two standard errors; None when one seed gives no error), the interpolated optimum ``c_star`` (vertex of
-    a parabola in log c through the best grid point and its neighbours; the grid value when the
-    best is at the grid's edge, flagged ``at_edge``), and 1/sqrt(N).  ``cells``: mean, std and
-    counts per (N, c).  ``slope``: least-squares slope of log c_star against log N, with a
-    bootstrap CI over seeds (``slope_ci``); ``slope_grid`` the same for the grid's best c.
+    positive in the metric's direction) from the same-seed differences between the two, with
+    their standard error, t-interval (``margin_ci_low`` .. ``margin_ci_high``, ``n_pairs`` seeds)
+    and ``resolved`` (the interval excludes zero; with no spread, a non-zero margin; None when
+    one seed gives no interval), the interpolated optimum ``c_star`` (vertex of a parabola in
+    log c through the best grid point and its neighbours; the grid value when the best is at
+    the grid's edge, flagged ``at_edge``: a censored value, the optimum may lie beyond it), and
+    1/sqrt(N).  ``cells``: mean, std and counts per (N, c).  ``slope``: least-squares slope of
+    log c_star against log N over the lengths whose optimum is interior (censored edge values
+    are left out; NaN with fewer than two interior optima), with a bootstrap CI over seeds
+    (``slope_ci``, each resample leaving out its own edge optima); ``slope_grid`` the slope of
+    the grid's best c over every length (descriptive).
     ``direction``: how the best grid c moves as N grows: "falls", "rises", "flat" or "mixed".
     """
 
@@ -120,10 +125,31 @@ def _best_of(grid: _Grid, acc: np.ndarray, div: np.ndarray):
 
 
 def _fit_slope(ns, cs) -> float:
+    """Least-squares slope of log c against log N over the finite, positive values (NaN marks a
+    censored or missing optimum); NaN with fewer than two such points."""
     ns, cs = np.asarray(ns, dtype=float), np.asarray(cs, dtype=float)
-    if len(ns) < 2 or np.any(~np.isfinite(cs)) or np.any(cs <= 0):
+    keep = np.isfinite(cs) & (cs > 0)
+    if keep.sum() < 2:
         return np.nan
-    return float(np.polyfit(np.log(ns), np.log(cs), 1)[0])
+    return float(np.polyfit(np.log(ns[keep]), np.log(cs[keep]), 1)[0])
+
+
+def _paired_margin(best: np.ndarray, other: np.ndarray, confidence: float):
+    """(se, ci_low, ci_high, n_pairs, resolved) of the same-seed differences ``best - other``
+    (NaN entries, diverged or missing runs, drop their pair)."""
+    from scipy import stats
+
+    d = (best - other)[np.isfinite(best) & np.isfinite(other)]
+    n = len(d)
+    if n < 2:
+        return np.nan, np.nan, np.nan, n, None
+    sd = float(d.std(ddof=1))
+    mean = float(d.mean())
+    if sd == 0:
+        return 0.0, mean, mean, n, bool(mean > 0)
+    se = sd / math.sqrt(n)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
+    return se, mean - half, mean + half, n, bool(mean - half > 0)
 
 
 def _direction(values: Sequence[float]) -> str:
@@ -166,26 +192,28 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
         b = int(order[0])
         s2 = int(order[1]) if len(order) > 1 else None
         ok = np.isfinite(gr.acc[b])
-        margin, se = np.nan, np.nan
+        margin, se, lo, hi, n_pairs, resolved = np.nan, np.nan, np.nan, np.nan, 0, None
         if s2 is not None:
             margin = means[b] - means[s2]
-            parts = [gr.acc[i][np.isfinite(gr.acc[i])] for i in (b, s2)]
-            if all(len(x) > 1 for x in parts):
-                se = math.sqrt(sum(x.var(ddof=1) / len(x) for x in parts))
-        resolved = (bool(margin > 2 * se) if se == se else (False if margin == 0 else None))
+            se, lo, hi, n_pairs, resolved = _paired_margin(gr.acc[b], gr.acc[s2], confidence)
         rows.append({"seq_len": gr.seq_len, "best_c": float(gr.cs[b]), "best_c_label": gr.labels[b],
                      "best_mean": gr.sign * means[b], "best_std": gr.acc[b][ok].std(ddof=1) if ok.sum() > 1 else np.nan,
                      "best_n_diverged": int(gr.diverged[b].sum()),
                      "runner_up_c_label": None if s2 is None else gr.labels[s2],
-                     "margin": margin, "margin_se": se, "resolved": resolved,
+                     "margin": margin, "margin_se": se, "margin_ci_low": lo, "margin_ci_high": hi,
+                     "n_pairs": n_pairs, "resolved": resolved,
                      "c_star": c_star, "at_edge": edge, "inv_sqrt_n": 1 / math.sqrt(gr.seq_len)})
     table = pd.DataFrame(rows)
-    slope = _fit_slope(table["seq_len"], table["c_star"])
+    slope = _fit_slope(table["seq_len"], table["c_star"].where(~table["at_edge"].astype(bool)))
     slope_grid = _fit_slope(table["seq_len"], table["best_c"])
     notes = []
     if table["at_edge"].any():
         edge = table.loc[table["at_edge"], "seq_len"].tolist()
         notes.append(f"the best c lies at the edge of the grid for N = {edge}: the optimum may lie beyond it")
+    interior = int((~table["at_edge"].astype(bool)).sum())
+    if interior < len(table):
+        notes.append(f"the slope uses the {interior} interior optima of {len(table)} lengths (edge values are censored)"
+                     + ("; fewer than two, so no slope is fitted" if interior < 2 else ""))
     if len(table) < 3:
         notes.append(f"only {len(table)} sequence lengths: the slope is a line through {len(table)} points")
     rng = np.random.default_rng(seed)
@@ -196,7 +224,8 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
             stars = []
             for gr in grids:
                 pick = rng.integers(0, gr.acc.shape[1], gr.acc.shape[1])
-                stars.append(_best_of(gr, gr.acc[:, pick], gr.diverged[:, pick])[2])
+                _, _, c_star, edge = _best_of(gr, gr.acc[:, pick], gr.diverged[:, pick])
+                stars.append(np.nan if edge else c_star)
             boots.append(_fit_slope(ns, stars))
     boots = np.asarray(boots, dtype=float)
     boots = boots[np.isfinite(boots)]
@@ -231,8 +260,8 @@ def scale_verdict(bc: BestConstant) -> str:
     unknown = [int(n) for n, r in zip(t["seq_len"], resolved) if r is None]
     sep = ""
     if tied:
-        sep += (f"; at N = {tied} the best and the runner-up constant are tied or within two standard errors of "
-                "each other, so the winner there is not resolved")
+        sep += (f"; at N = {tied} the paired {round(100 * bc.confidence)}% interval of the best constant's margin over "
+                "the runner-up includes zero, so the winner there is not resolved")
     if unknown:
         sep += f"; at N = {unknown} one seed per constant gives no standard error"
     fit = ""
@@ -246,5 +275,7 @@ def scale_verdict(bc: BestConstant) -> str:
             fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
         else:
             fit += " (no interval), against -1/2 in theory"
+    else:
+        fit = "; no slope of log c* against log N is fitted (too few interior optima)"
     notes = "".join(f"; note: {n}" for n in bc.notes)
     return f"Best constant: {best}; {trend}{sep}{fit}{notes}"
