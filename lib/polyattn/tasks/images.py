@@ -3,7 +3,9 @@
 Data: Fashion-MNIST in memory (fixed seeded subsets) or, for the paper preset, a dataset
 streamed from disk through DataLoaders sharded across ranks.  Loss: cross-entropy (with
 label smoothing); training statistics: loss and accuracy; evaluation: test loss and
-accuracy.  The sequence length is the patch count plus the CLS token.
+accuracy.  The sequence length is the patch count plus the CLS token.  A config whose
+``model`` is ``"timm:NAME"`` trains a timm model instead (:mod:`polyattn.models.timm_zoo`;
+``options["n_rule"]`` chooses XCiT's N), whose N is the architecture's own.
 """
 from __future__ import annotations
 
@@ -13,6 +15,11 @@ import torch.nn.functional as F
 from .base import ACCURACY, TEST_LOSS, Batch
 
 IN_MEMORY = ("fashion_mnist",)
+
+
+def is_timm(model) -> bool:
+    """Whether a config's ``model`` names a timm model (``polyattn.models.timm_zoo.PREFIX``)."""
+    return isinstance(model, str) and model.startswith("timm:")
 
 
 def image_seq_len(config) -> int:
@@ -66,6 +73,11 @@ class ImageClassification:
         return [ACCURACY, TEST_LOSS]
 
     def seq_lens(self, config) -> dict:
+        if is_timm(config.model):
+            from ..models.timm_zoo import attention_lengths
+
+            return attention_lengths(config.model, config.image_size, config.patch_size,
+                                     config.options.get("n_rule"))
         return {"seq_len": image_seq_len(config)}
 
     def load(self, config, world, rank):
@@ -79,6 +91,12 @@ class ImageClassification:
         from ..models import build_vit
 
         in_chans = data.in_chans if isinstance(data, _Streamed) else data.train_x.shape[1]
+        if is_timm(config.model):
+            from ..models.timm_zoo import build_timm
+
+            return build_timm(config.model, image_size=config.image_size, patch_size=config.patch_size,
+                              in_chans=in_chans, num_classes=data.num_classes, drop_path=config.drop_path,
+                              activation=config.activation, n_mode=config.n_mode, n_rule=config.options.get("n_rule"))
         return build_vit(config.model, image_size=config.image_size, patch_size=config.patch_size,
                          in_chans=in_chans, num_classes=data.num_classes, pool=config.pool,
                          drop_path=config.drop_path, activation=config.activation, n_mode=config.n_mode)
