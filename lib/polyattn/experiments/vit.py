@@ -196,7 +196,7 @@ def paper_configs(device: str = "cuda") -> list[TrainConfig]:
     paper does not state is filled from DeiT's published recipe: AdamW, lr 5e-4 x batch/512,
     weight decay 0.05, 5 warmup epochs, label smoothing 0.1, drop-path 0.1, 300 epochs;
     "ViT" rows use no RandAugment/MixUp/CutMix/erasing, "DeiT" rows use them.  Swin and
-    XCiT (also in the paper's Table 2) are not implemented here.
+    XCiT (also in the paper's Table 2) are timm models, in :mod:`polyattn.experiments.architectures`.
     """
     common = dict(preset="paper", device=device, epochs=300, batch_size=1024, lr=1e-3, weight_decay=0.05,
                   warmup_epochs=5.0, label_smoothing=0.1, drop_path=0.1, num_workers=8, seed=0)
