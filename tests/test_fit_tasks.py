@@ -160,6 +160,10 @@ def test_character_lm_trains_evaluates_generates_and_measures_sinks():
     assert last["val_bpc"] < rec["metrics"][0]["val_bpc"] or last["val_bpc"] < 4.0
     final = rec["final"]
     assert len(final["sample"]) == 30 and 0 <= final["sinks"]["sink_rate"] <= 1
+    amap = final["attention_map"]
+    weights = torch.tensor(amap["weights"])
+    assert weights.shape == (4, 32, 32) and len(amap["text"]) == 32
+    assert (weights.triu(1) == 0).all() and (weights.tril() != 0).any()     # causal: nothing above the diagonal
     json.dumps(rec)   # the whole record is storable
 
 

@@ -12,8 +12,10 @@ with the causal mask.  Options (``config.options``):
     sample_chars     characters generated from the fixed prompt at the end (default 200)
 
 At the end of training the record also holds (under ``final``) generated samples from a
-fixed prompt with fixed sampling settings, and the attention-sink measurements of
-:mod:`polyattn.sinks` on test windows of 64 characters.
+fixed prompt with fixed sampling settings, the attention-sink measurements of
+:mod:`polyattn.sinks` on test windows of 64 characters, and the first layer's weights on
+the first of those windows (every head, its leading ``MAP_TOKENS`` queries and keys, four
+significant digits), so that a figure can show them without retraining.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from .base import Batch, Metric
 DEFAULTS = dict(context=128, windows=6400, eval_windows=64, eval_multiples=(1, 2, 4), sample_chars=200,
                 prompt="And God said, ", temperature=0.8, top_k=20)
 CORPORA = ("bible_kjv", "synthetic")
+#: Queries and keys of the stored first-layer map (a 32 x 32 block per head keeps a record small).
+MAP_TOKENS = 32
 
 
 def _opt(config, key):
@@ -133,7 +137,11 @@ class CharLanguageModel:
         x, _ = eval_windows(data.stream("test"), 64, 1, 16)
         maps = record_attention_maps(model, x.to(device))        # [L, B, H, 64, 64]
         report = sink_report(list(maps), causal=True)
+        first = maps[0, 0, :, :MAP_TOKENS, :MAP_TOKENS]                  # [H, t, t]: layer 1, window 1
         model.train()
         return {"prompt": DEFAULTS["prompt"], "sample": sample,
                 "sampling": {"temperature": DEFAULTS["temperature"], "top_k": DEFAULTS["top_k"], "seed": 1234},
-                "sinks": {k: (v.tolist() if torch.is_tensor(v) else v) for k, v in report.items()}}
+                "sinks": {k: (v.tolist() if torch.is_tensor(v) else v) for k, v in report.items()},
+                "attention_map": {"layer": 0, "window": 0, "text": data.vocab.decode(x[0, :MAP_TOKENS].tolist()),
+                                  "weights": [[[float(f"{v:.4g}") for v in row] for row in head]
+                                              for head in first.tolist()]}}
