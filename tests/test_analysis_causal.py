@@ -128,7 +128,7 @@ def test_collapse_check_flags_what_real_text_never_does():
     assert not out.loc["real", "collapsed"]
     assert out.loc["blank", "reasons"].startswith("blank")
     assert "repeated 4-grams" in out.loc["loop", "reasons"]
-    assert "long run of one character" in out.loc["stuck", "reasons"]
+    assert "repeated 4-grams" in out.loc["stuck", "reasons"] and out.loc["stuck", "longest_run"] == 40
     with pytest.raises(ValueError):
         C.reference_ranges("short", 40)
 
@@ -194,3 +194,12 @@ def test_combine_forms_and_short():
     text = C.short(v)
     assert text.startswith("-0.300 bits/char (95% CI") and "3 pairs" in text and "Holm p" in text
     assert np.isfinite(v.mde)
+    assert C.describe(v).startswith("Softpick minus softmax: better, -0.300 bits/char (95% CI")
+
+
+def test_variant_colors_are_distinct_except_for_the_two_readings_of_n():
+    colors = C.variant_colors()
+    assert list(colors) == C.variant_order()
+    assert colors[C.ROW] == colors[C.FIXED]
+    others = [c for v, c in colors.items() if v != C.FIXED]
+    assert len(set(others)) == len(others)

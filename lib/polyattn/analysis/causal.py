@@ -21,7 +21,7 @@ from ..experiments.causal import CHARLM_VARIANTS, variant_label
 from ..tasks.base import Metric
 from .frames import final_metrics
 from .metrics import set_metrics
-from .stats import holm, paired_difference, t_interval
+from .stats import POWER, holm, paired_difference, t_interval
 from .verdicts import comparison_verdict
 
 #: The equivalence margin for bits per character, fixed before any record was read: 0.05
@@ -92,6 +92,23 @@ def variant_frame(records: Iterable[dict]) -> pd.DataFrame:
     final["_order"] = [order.get(v, len(order)) for v in final["variant"]]
     final = final.sort_values(["_order", "seed"], kind="stable").drop(columns="_order").reset_index(drop=True)
     return set_metrics(final, {**metrics, **SINK_METRICS})
+
+
+def variant_colors() -> dict[str, str]:
+    """A distinct colour per variant: the activation's book colour, or the next unused one of
+    the fallback palette when two variants would share it (the two readings of N share theirs;
+    figures tell them apart by line style)."""
+    from ..plotting import FALLBACK_COLORS, activation_color
+
+    out, used = {}, set()
+    spare = iter(c for c in FALLBACK_COLORS)
+    for label, spec, mode in CHARLM_VARIANTS:
+        color = activation_color(spec)
+        if color in used and mode == "row":
+            color = next(c for c in spare if c not in used)
+        out[label] = color
+        used.add(color)
+    return out
 
 
 def compare_variants(final: pd.DataFrame, baseline: str = "softmax", metric="test_bpc",
@@ -225,8 +242,9 @@ def reference_ranges(text: str, length: int, windows: int = 200, n: int = COLLAP
 
 def collapse_check(samples: Mapping[str, str], reference: dict, n: int = COLLAPSE_NGRAM) -> pd.DataFrame:
     """One row per sample: :func:`collapse_metrics` and ``collapsed`` when the sample is blank or
-    leaves the range of real text (fewer distinct characters, more repeated n-grams or a longer
-    run of one character than any reference window), with the ``reasons``."""
+    leaves the range of real text (fewer distinct characters or more repeated n-grams than any
+    reference window: a loop, a run of one character included), with the ``reasons``.  The
+    longest run is reported, not judged: a run of spaces or a doubled letter is not collapse."""
     rows = []
     for label, text in samples.items():
         m = collapse_metrics(text or "", n)
@@ -237,8 +255,6 @@ def collapse_check(samples: Mapping[str, str], reference: dict, n: int = COLLAPS
             reasons.append("few distinct characters")
         if m["repeated_ngram_share"] > reference["max_repeated_ngram_share"]:
             reasons.append(f"repeated {n}-grams")
-        if m["longest_run"] > reference["max_longest_run"]:
-            reasons.append("long run of one character")
         rows.append({"variant": label, **m, "collapsed": bool(reasons), "reasons": ", ".join(reasons)})
     return pd.DataFrame(rows)
 
@@ -353,3 +369,12 @@ def short(v, digits: int = 3) -> str:
         return f"{v.estimate:+.{digits}f} {v.unit} ({v.n} pair(s), no interval)"
     holm_txt = f", Holm p = {v.p_holm:.2g}" if v.p_holm == v.p_holm and v.p_holm != v.p else ""
     return f"{v.estimate:+.{digits}f} {v.unit} (95% CI {lo:+.{digits}f} to {hi:+.{digits}f}, {v.n} pairs{holm_txt})"
+
+
+def describe(v, digits: int = 3) -> str:
+    """One comparison in a sentence at the precision bits per character need: the names, the
+    form in the book's words, :func:`short`, and what an inconclusive one could have detected."""
+    text = f"{v.name} minus {v.baseline}: {BOOK_FORMS[v.form]}, {short(v, digits)}"
+    if v.form == "inconclusive" and v.mde == v.mde:
+        text += f"; these seeds could have detected ±{v.mde:.{digits}f} {v.unit} (power {POWER:g})"
+    return text
