@@ -65,6 +65,11 @@ CLAIMS = (
           "review ICLR 2025", "08_costs", machine_dependent=True),
     Claim("causal_scaling", "Causal masks and variable lengths: which $N$ scales each row",
           "review ICLR 2025", "07_causal"),
+    Claim("attention_sinks", "Attention sinks come from softmax's sum-to-one constraint: activations without it "
+          "(sigmoid, Softpick, polynomials) form fewer", "attention-sink literature", "07_causal"),
+    Claim("seed_article_table", "A survey article's language-model table (perplexity and sink strength of softmax, "
+          "Poly2, InvSqrt, Softpick, SA-Softmax) and its three findings", "survey article, no source given",
+          "07_causal"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 

@@ -30,6 +30,8 @@ from .base import Batch, Metric
 DEFAULTS = dict(context=128, windows=6400, eval_windows=64, eval_multiples=(1, 2, 4), sample_chars=200,
                 prompt="And God said, ", temperature=0.8, top_k=20)
 CORPORA = ("bible_kjv", "synthetic")
+#: Test windows (of :data:`polyattn.sinks.SINK_WINDOW` characters) the sinks are measured on.
+SINK_WINDOWS = 16
 #: Queries and keys of the stored first-layer map (a 32 x 32 block per head keeps a record small).
 MAP_TOKENS = 32
 
@@ -126,7 +128,7 @@ class CharLanguageModel:
         """Samples from the fixed prompt and the sink measurements, on the trained model."""
         from ..data.charlm import eval_windows
         from ..probes import record_attention_maps
-        from ..sinks import sink_report
+        from ..sinks import SINK_WINDOW, sink_report
 
         model.eval()
         prompt = data.vocab.encode(DEFAULTS["prompt"])[None].to(device)
@@ -134,7 +136,7 @@ class CharLanguageModel:
         out = model.generate(prompt, _opt(config, "sample_chars"), temperature=DEFAULTS["temperature"],
                              top_k=DEFAULTS["top_k"], generator=g)
         sample = data.vocab.decode(out[0, prompt.shape[1]:].tolist())
-        x, _ = eval_windows(data.stream("test"), 64, 1, 16)
+        x, _ = eval_windows(data.stream("test"), SINK_WINDOW, 1, SINK_WINDOWS)
         maps = record_attention_maps(model, x.to(device))        # [L, B, H, 64, 64]
         report = sink_report(list(maps), causal=True)
         first = maps[0, 0, :, :MAP_TOKENS, :MAP_TOKENS]                  # [H, t, t]: layer 1, window 1
