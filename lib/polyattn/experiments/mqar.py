@@ -18,8 +18,8 @@ length 64 as in Zoology's mixture; tested on 256 examples each of (64, 4), (128,
 training examples in all instead of 180,000 per epoch for 32 epochs; CharLM's MLPs and
 sinusoidal positions kept (Zoology: attention only, learned positions).
 
-What this budget buys, measured while sizing it (softmax, seed 0, about 55 CPU-seconds;
-x^3/sqrt(i+1) takes about 1.5 times as long): the model learns within a few hundred steps
+What this budget buys, measured while sizing it on seed 0 (CPU time on a shared machine:
+softmax about 55 s, x^3/sqrt(i+1) about 68 s): softmax learns within a few hundred steps
 to copy *a* value of the context (test accuracy near 1/K: 24% at length 64, 11% at 128, 5%
 at 256), but not to match the queried key, which would take it towards 100%.  None of
 these got past that plateau in the same budget: half as many pairs (the plateau moves to
@@ -27,8 +27,9 @@ these got past that plateau in the same budget: half as many pairs (the plateau 
 batches of 32, or a fixed training set (which the model starts to memorise); with untied
 output weights the model had not even reached the plateau (about 10% at length 64).  The
 book preset therefore measures how fast each activation learns to copy from the context and
-whether any gets beyond the copy plateau; recall proper (key matching) needs several times
-this training: the ``paper`` preset, or a larger budget.
+whether any gets beyond the copy plateau (x^3/sqrt(i+1) did not reach the plateau: 0.9% at
+every length after the six epochs).  Recall proper (key matching) needs more training than
+this budget allows (how much more was not measured): the ``paper`` preset, or a larger one.
 
 ``paper``: Zoology's published MQAR setting, listed for GPUs, not run: vocabulary 8192, the
 training mixture :data:`polyattn.data.mqar.TRAIN_MIX` (64/4 x 100,000; 128/8, 256/16,
