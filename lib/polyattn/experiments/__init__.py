@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, vit
+from . import architectures, causal, mqar, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -11,7 +11,8 @@ GRIDS = {
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
     "causal_charlm": causal.charlm,
+    "causal_mqar": mqar.causal_mqar,
     "architectures_table2": architectures.table2,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "mqar", "vit"]

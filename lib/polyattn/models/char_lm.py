@@ -4,6 +4,11 @@ Token embeddings have unit scale and positions are sinusoidal (defined at any le
 4x its training context, where the two readings of N in x^p/sqrt(N) (the row's own length,
 or the fixed context) differ most.  The model computes its own loss (as nanoGPT's does)
 when given targets, and declares its weight-decay groups.
+
+``tie_embeddings=True`` shares the output head's weight with the token embedding (as the
+Zoology benchmark's language model does; the associative-recall task uses it): the logits are
+then the final features' dot products with the token embeddings, times dim^-1/2 so that they
+start at unit scale (the embeddings have unit scale, not GPT-2's 0.02).  Off by default.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from .blocks import Encoder, decay_groups, init_weights
 LM_SIZES = {
     "micro": dict(dim=64, depth=2, heads=4),
     "small": dict(dim=128, depth=4, heads=4),
+    # the Zoology benchmark's attention baseline for associative recall: two layers, one head
+    "recall": dict(dim=64, depth=2, heads=1),
 }
 
 
@@ -33,7 +40,7 @@ def sinusoidal_positions(n: int, dim: int, device=None) -> torch.Tensor:
 
 class CharLM(nn.Module):
     def __init__(self, vocab_size: int, activation: str = "softmax", size: str = "micro", n_mode: str = "row",
-                 context: Optional[int] = None):
+                 context: Optional[int] = None, tie_embeddings: bool = False):
         super().__init__()
         if size not in LM_SIZES:
             raise ValueError(f"unknown language-model size {size!r}; choose one of {sorted(LM_SIZES)}")
@@ -44,6 +51,10 @@ class CharLM(nn.Module):
         self.norm = nn.LayerNorm(s["dim"])
         self.head = nn.Linear(s["dim"], vocab_size, bias=False)
         self.apply(init_weights)
+        self.logit_scale = 1.0
+        if tie_embeddings:
+            self.head.weight = self.embed.weight
+            self.logit_scale = s["dim"] ** -0.5
 
     def decay_groups(self):
         return decay_groups(self, no_decay=("embed",))
@@ -53,6 +64,8 @@ class CharLM(nn.Module):
         t = tokens.shape[1]
         x = self.embed(tokens) + sinusoidal_positions(t, self.dim, tokens.device)
         logits = self.head(self.norm(self.blocks(x, causal=True)))
+        if self.logit_scale != 1.0:
+            logits = logits * self.logit_scale
         if targets is None:
             return logits
         loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100)

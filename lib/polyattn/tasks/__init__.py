@@ -6,6 +6,7 @@ from .base import ACCURACY, TEST_LOSS, Batch, Metric
 from .charlm import CharLanguageModel
 from .images import ImageClassification
 from .lra import LongRangeArena
+from .mqar import MultiQueryRecall
 from .pde import PhysicsInformed
 
 TASKS = {
@@ -13,6 +14,7 @@ TASKS = {
     "charlm": CharLanguageModel(),
     "lra": LongRangeArena(),
     "pde": PhysicsInformed(),
+    "mqar": MultiQueryRecall(),
 }
 
 
