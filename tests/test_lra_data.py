@@ -217,6 +217,29 @@ def test_image_tokens_are_fashion_mnist_pixels(tmp_path):
     assert len(first) >= 1 and int(labels[first[0]]) == int(tr.labels[0])
 
 
+
+def test_downsampled_images_are_2x2_means():
+    from polyattn.data.lra.image import downsample
+    x = torch.arange(2 * 4 * 4, dtype=torch.uint8).reshape(2, 4, 4)
+    d = downsample(x, 2)
+    assert d.shape == (2, 2, 2) and d.dtype == torch.uint8
+    assert d[0].tolist() == [[round((0 + 1 + 4 + 5) / 4), round((2 + 3 + 6 + 7) / 4)],
+                             [round((8 + 9 + 12 + 13) / 4), round((10 + 11 + 14 + 15) / 4)]]
+    assert torch.equal(downsample(x, 4), x)
+    with pytest.raises(ValueError, match="side"):
+        downsample(x, 5)
+
+
+@pytest.mark.skipif(not DEBIAN_DIR.exists(), reason="dataset-fashion-mnist is not installed")
+def test_image_side_option_gives_fewer_tokens(tmp_path):
+    data = load_lra("image", 20, 4, 8, seed=2, root=tmp_path, side=14)
+    assert data.train.tokens.shape == (20, 196) and data.description["image_size"] == [14, 14]
+    full = load_lra("image", 20, 4, 8, seed=2, root=tmp_path)
+    from polyattn.data.lra.image import downsample
+    assert torch.equal(data.train.tokens, downsample(full.train.tokens.reshape(20, 28, 28).to(torch.uint8), 14)
+                       .reshape(20, -1).to(torch.int64))
+
+
 # ---------------------------------------------------------------- Bible, Text, Retrieval
 
 SAMPLE_OUTPUT = """

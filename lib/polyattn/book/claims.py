@@ -59,6 +59,10 @@ CLAIMS = (
           "paper", "04_vit"),
     Claim("family", "The wider family of softmax alternatives (Taylor, periodic, Power-Softmax, ReLU$^2/N$) "
           "against softmax under one harness", "review ICLR 2025; neighbouring work", "04_vit"),
+    Claim("lra_fixed_scale", "Long Range Arena: $x^3/14$, the fixed scale the paper ran, performs on par with softmax",
+          "paper", "05_lra"),
+    Claim("n_under_padding", "Under padding, what $N$ is in $x^p/\\sqrt{N}$ (the valid keys or the padded length), "
+          "and whether it matters", "review ICLR 2025", "05_lra"),
     Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
           "paper; review ICLR 2025", "03_norms"),
     Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",

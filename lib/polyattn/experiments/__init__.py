@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, mqar, vit
+from . import architectures, causal, lra, mqar, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -10,9 +10,10 @@ GRIDS = {
     "vit_unclipped": vit.unclipped,
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
+    "lra": lra.lra,
     "causal_charlm": causal.charlm,
     "causal_mqar": mqar.causal_mqar,
     "architectures_table2": architectures.table2,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "mqar", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "lra", "mqar", "vit"]

@@ -85,18 +85,65 @@ class LongRangeArena:
                       "train_acc": (logits.argmax(-1) == batch.label).sum().item()}
 
     @torch.no_grad()
-    def _accuracy(self, model, split, config, device, batch_size=64):
+    def _predict(self, model, split, config, device, batch_size=64):
+        """``(predicted labels [M], summed cross-entropy)`` over a split, in order."""
         model.eval()
-        total_loss, correct = 0.0, 0
+        total_loss, preds = 0.0, []
         for i in range(0, len(split), batch_size):
             b = self._batch(split, torch.arange(i, min(i + batch_size, len(split))), _trim(config)).to(device)
             logits = model(b.inputs, b.key_padding_mask).float()
             total_loss += F.cross_entropy(logits, b.target, reduction="sum").item()
-            correct += (logits.argmax(-1) == b.label).sum().item()
+            preds.append(logits.argmax(-1).cpu())
         model.train()
-        return correct / len(split), total_loss / len(split)
+        return (torch.cat(preds) if preds else torch.zeros(0, dtype=torch.int64)), total_loss
+
+    def _accuracy(self, model, split, config, device, batch_size=64):
+        preds, total_loss = self._predict(model, split, config, device, batch_size)
+        return (preds == split.labels).sum().item() / len(split), total_loss / len(split)
 
     def evaluate(self, model, config, data, device):
         test_acc, test_loss = self._accuracy(model, data.test, config, device)
         val_acc, _ = self._accuracy(model, data.val, config, device)
         return {"test_acc": test_acc, "val_acc": val_acc, "test_loss": test_loss}
+
+    def summarise(self, model, config, data, device):
+        """The final model's answer on every test example, for accuracy against length and
+        paired comparisons between records on the same test set.
+
+        ``test_lengths``: real tokens per example (both documents' for retrieval);
+        ``test_pred``: one character per example, the predicted class (0-9);
+        ``test_correct``: ``"1"`` where the prediction is right, ``"0"`` where it is wrong;
+        ``length_bins``: accuracy in :data:`LENGTH_BINS` bins of equal count over the test
+        lengths (one bin where every example has the same length)."""
+        preds, _ = self._predict(model, data.test, config, device)
+        lengths = data.test.lengths
+        if data.test.paired:
+            lengths = lengths + data.test.lengths2
+        correct = (preds == data.test.labels)
+        return {"test_lengths": lengths.tolist(), "test_pred": "".join(str(int(p)) for p in preds.tolist()),
+                "test_correct": "".join("1" if c else "0" for c in correct.tolist()),
+                "length_bins": length_bins(lengths.tolist(), correct.tolist())}
+
+
+#: Bins of equal count over the test lengths in :meth:`LongRangeArena.summarise`.
+LENGTH_BINS = 4
+
+
+def length_bins(lengths, correct, bins: int = LENGTH_BINS) -> list[dict]:
+    """Accuracy per length bin: ``bins`` bins of (nearly) equal count over the sorted lengths,
+    ties kept in one bin; each row ``{lo, hi, n, correct, acc}`` (``lo``/``hi`` inclusive)."""
+    pairs = sorted(zip((int(v) for v in lengths), (bool(c) for c in correct)))
+    if not pairs:
+        return []
+    out, start, n = [], 0, len(pairs)
+    for b in range(1, bins + 1):
+        end = round(b * n / bins) if b < bins else n
+        while 0 < end < n and pairs[end][0] == pairs[end - 1][0]:
+            end += 1
+        if end <= start:
+            continue
+        chunk = pairs[start:end]
+        k = sum(c for _, c in chunk)
+        out.append({"lo": chunk[0][0], "hi": chunk[-1][0], "n": len(chunk), "correct": k, "acc": k / len(chunk)})
+        start = end
+    return out

@@ -12,6 +12,7 @@ task               data                                                  publish
 ``text``           King James Bible passages -> division (:mod:`.text`)  IMDb bytes (``text_imdb``)
 ``retrieval``      two Bible passages -> same book? (:mod:`.retrieval`)  AAN pairs (``retrieval_aan``)
 ``image``          Fashion-MNIST pixels, 784 tokens (:mod:`.image`)      CIFAR-10 grey (``image_cifar10``)
+                   (``side=14``: averaged down to 14 x 14, 196 tokens)
 ``pathfinder``     generated 32 x 32, contour 14 (:mod:`.pathfinder`)    Pathfinder-32 (same settings)
 =================  ====================================================  ===========================
 
@@ -138,9 +139,11 @@ def _build_aan(sizes, max_len, seed, cache, root=None):
 
 
 def _build_images(dataset):
-    def load(sizes, max_len, seed, cache, root=None):
+    def load(sizes, max_len, seed, cache, root=None, side=None):
         sizes = _sizes(sizes, image.SIZES[dataset])
         raw = image.load_images(dataset, sizes, seed, root)
+        if side is not None:
+            raw = {k: (image.downsample(x, int(side)), y) for k, (x, y) in raw.items()}
         n_pixels = raw["train"][0][0].numel()
         max_len = max_len or n_pixels
         if max_len < n_pixels:
@@ -154,6 +157,7 @@ def _build_images(dataset):
             "task": f"Image: {dataset} class from its {n_pixels} grey-level pixels as tokens",
             "source": dataset, "length_bounds": [n_pixels, n_pixels], "image_size": [side, side],
             "vocabulary": "token = grey level 0-255; a black pixel is token 0 and is not padding",
+            "downsampled": side is not None,
             "published": "CIFAR-10 grey, 1,024 tokens, 45,000 / 5,000 / 10,000"}
         return out, 256, 10
     return load
@@ -209,7 +213,7 @@ def options(name: str) -> list[str]:
     sig = inspect.signature(_task(name))
     names = [p for p in list(sig.parameters)[4:] if sig.parameters[p].kind != inspect.Parameter.VAR_KEYWORD]
     if name.startswith("pathfinder"):
-        names += [f for f in pathfinder.PathfinderConfig.__dataclass_fields__ if f != "contour_length"]
+        names += list(pathfinder.PathfinderConfig.__dataclass_fields__)
     return names
 
 

@@ -62,3 +62,15 @@ def load_images(dataset: str = "fashion_mnist", sizes: Sequence[int] | None = No
 def as_tokens(images: torch.Tensor) -> torch.Tensor:
     """uint8 [M, H, W] -> int64 [M, H W] in row-major order: token = grey level."""
     return images.reshape(len(images), -1).to(torch.int64)
+
+
+def downsample(images: torch.Tensor, side: int) -> torch.Tensor:
+    """uint8 [M, H, W] -> uint8 [M, side, side]: each output pixel the mean grey level of the
+    input pixels it covers (area averaging; exact 2 x 2 means for 28 -> 14), rounded."""
+    h, w = images.shape[-2:]
+    if not 1 <= side <= min(h, w):
+        raise ValueError(f"side must lie in 1..{min(h, w)} to downsample {h} x {w} images, got {side}")
+    if side == h == w:
+        return images
+    x = torch.nn.functional.adaptive_avg_pool2d(images[:, None].to(torch.float32), side)[:, 0]
+    return torch.round(x).clamp(0, 255).to(torch.uint8)
