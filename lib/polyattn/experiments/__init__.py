@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import causal, vit
+from . import causal, critiques, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -11,6 +11,8 @@ GRIDS = {
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
     "causal_charlm": causal.charlm,
+    "critique_weight_decay": critiques.weight_decay,
+    "critique_powers": critiques.powers,
 }
 
-__all__ = ["GRIDS", "causal", "vit"]
+__all__ = ["GRIDS", "causal", "critiques", "vit"]
