@@ -203,6 +203,10 @@ def test_outlier_sweep_scales_one_token():
     assert t.loc[(1.0, 0), "token_share"] < 3 / 17 and t.loc[(30.0, 0), "token_share"] > 0.5
     emb = model_checks.outlier_sweep(model, x, y, token=5, factors=[1], where="embedding")
     assert emb.table["accuracy"].iloc[0] == t.loc[(1.0, 0), "accuracy"]
+    # only the token's column of the scores: the cube's weight on it grows like the factor cubed
+    col = model_checks.outlier_sweep(model, x, y, token=5, factors=[1, 30], where="scores", layers=[0])
+    c = col.table.set_index("factor")["token_share"]
+    assert c[1.0] < 3 / 17 < 0.5 < c[30.0]
     with pytest.raises(ValueError, match="not a patch token"):
         model_checks.outlier_sweep(model, x, y, token=0, factors=[2], where="embedding")
     with pytest.raises(ValueError, match="where must be"):
@@ -268,3 +272,19 @@ def test_a_weight_decay_smoke_config_trains(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path))
     rec = load_or_run(smoke[-1].replace(train_subset=128, test_subset=64), progress=False)
     assert rec["status"] in ("ok", "diverged") and rec["config"]["weight_decay"] == 0.5
+
+
+def test_the_scores_hook_scales_one_column_and_nothing_else():
+    model = _tiny_vit("poly:p=1")
+    x = torch.randn(2, 1, 8, 8)
+    clean = model_checks.attention_weights(model, x, layers=[0])
+    handles = model_checks._scale_token(model, 3, 10.0, "scores")
+    try:
+        scaled = model_checks.attention_weights(model, x, layers=[0])
+    finally:
+        for h in handles:
+            h.remove()
+    # x/sqrt(N) is linear: the column is 10 times larger, every other weight is unchanged
+    torch.testing.assert_close(scaled[..., 3], 10 * clean[..., 3])
+    keep = [i for i in range(17) if i != 3]
+    torch.testing.assert_close(scaled[..., keep], clean[..., keep])

@@ -25,7 +25,7 @@ from .analysis.critiques import saturated_rows, token_mass_share
 from .probes import capture, record_attention_maps
 
 Tensor = torch.Tensor
-WHERE = ("embedding", "attention_input")
+WHERE = ("embedding", "attention_input", "scores")
 
 
 def initial_model(config, data):
@@ -119,8 +119,10 @@ def outlier_sweep(model, images: Tensor, labels: Tensor, token: int, factors: Se
     multiplied by the factor, once, at the input.  ``where="attention_input"``: in every block
     the token's row of the attention input (after the block's LayerNorm) is multiplied, so its
     query, key and value, and hence its scores, grow with the factor in every layer (a pre-norm
-    block's LayerNorm would otherwise undo an input scale).  ``token`` indexes the sequence
-    (CLS is token 0 for a CLS-pooled ViT).  Factor 1 is the clean model.
+    block's LayerNorm would otherwise undo an input scale).  ``where="scores"``: in every layer
+    the token's column of the score matrix (its key's score for every query) is multiplied, and
+    nothing else: an extreme entry of S with the values untouched.  ``token`` indexes the
+    sequence (CLS is token 0 for a CLS-pooled ViT).  Factor 1 is the clean model.
     """
     if where not in WHERE:
         raise ValueError(f"where must be one of {WHERE}, got {where!r}")
@@ -163,6 +165,16 @@ def _scale_token(model, index: int, factor: float, where: str) -> list:
             return out
 
         return [model.patch_embed.register_forward_hook(hook)]
+
+    if where == "scores":
+        from .probes import find_attends
+
+        def column_hook(module, args):
+            scores = args[0].clone()
+            scores[..., index] *= factor
+            return (scores, *args[1:])
+
+        return [a.register_forward_pre_hook(column_hook) for a in find_attends(model)]
 
     def row_hook(module, args, out):
         out = out.clone()

@@ -65,6 +65,18 @@ CLAIMS = (
           "review ICLR 2025", "08_costs", machine_dependent=True),
     Claim("causal_scaling", "Causal masks and variable lengths: which $N$ scales each row",
           "review ICLR 2025", "07_causal"),
+    Claim("norm_paradox", "Unscaled $x^3$ has lower attention and Jacobian norms than $x/16$ yet trains worse, "
+          "so the norms do not explain accuracy", "review ICLR 2025", "09_critiques"),
+    Claim("scale_sensitivity", "Accuracy is highly sensitive to the scale constant, and the paper's $1/8$ and "
+          "$1/16$ for Tiny-ImageNet disagree", "review ICLR 2025; review ICLR 2026", "09_critiques"),
+    Claim("powers_gradients", "Higher powers starve the gradient through the activation: $x^p/\\sqrt{N}$ vanishes "
+          "for small scores and explodes for large ones", "review ICLR 2026", "09_critiques"),
+    Claim("softmax_saturation", "Softmax itself makes gradients vanish when its rows saturate",
+          "review ICLR 2025", "09_critiques"),
+    Claim("outliers", "Polynomials amplify extreme entries; softmax is more robust to them",
+          "review ICLR 2026", "09_critiques"),
+    Claim("attention_maps", "The heat maps show only that the activations differ (softmax cannot be negative, "
+          "heads have no pre-ordained role)", "review ICLR 2025; review ICLR 2026", "09_critiques"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 
