@@ -43,6 +43,9 @@ def _direct(spec, s, n):
         return f / f.sum(-1, keepdim=True)
     if spec == "polyak_sum":
         return s / s.abs().sum(-1, keepdim=True)
+    if spec.startswith("poly_odd:p="):
+        p = int(spec.split("=")[1])
+        return s * s.abs() ** (p - 1) / math.sqrt(n)
     raise KeyError(spec)
 
 
@@ -172,14 +175,14 @@ def test_which_extra_activations_are_signed():
     # their declared properties are checked with the book's in test_activations.py
     s = torch.randn(64, 16) * 3
     signed = [sp for sp in EXTRA_SPECS if not A.get(sp).nonnegative]
-    assert set(signed) == {"poly_cap:p=3", "sa_softmax", "polyak_sum"}
+    assert set(signed) == {"poly_cap:p=3", "sa_softmax", "polyak_sum", "poly_odd:p=2", "poly_odd:p=4"}
     assert (A.get("polyak_sum")(s).abs().sum(-1) - 1).abs().max() < 1e-5
 
 
 @pytest.mark.parametrize("bad", ["power_softmax", "power_softmax:p=0", "power_softmax:p=1/2", "poly_cap",
                                  "poly_cap:p=-1", "softmax:k=0", "softmax:k=-2", "invsqrt:e=0",
                                  "taylor_softmax:p=2", "periodic:x=1", "relu2_n:p=2", "sa_softmax:k=1",
-                                 "invsqrt_sum", "polyak"])
+                                 "invsqrt_sum", "polyak", "poly_odd", "poly_odd:p=0", "poly_odd:p=3/2"])
 def test_bad_specs_raise_one_line_valueerror_listing_valid_forms(bad):
     with pytest.raises(ValueError, match="valid forms") as err:
         A.get(bad)
@@ -225,3 +228,38 @@ def test_row_coupled_specs_take_the_naive_path_in_attention(spec):
     mask = attention_mask(1, 6, 6, None, True)
     w = A.get(spec)((q @ k.transpose(-2, -1)) / 2, mask, visible_counts(mask, 6))
     torch.testing.assert_close(out, w @ v)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 5, 6, 7])
+def test_poly_odd_is_the_sign_keeping_power(p):
+    s = torch.randn(3, 6, 10, dtype=torch.float64) * 1.3
+    odd, plain = A.get(f"poly_odd:p={p}"), A.get(f"poly:p={p}")
+    w, w_plain = odd(s.float()).double(), plain(s.float()).double()
+    torch.testing.assert_close(w, torch.sign(s) * s.abs() ** p / math.sqrt(10), rtol=1e-5, atol=1e-7)
+    if p % 2:                                         # odd p: the paper's s^p itself
+        torch.testing.assert_close(w, w_plain, rtol=1e-6, atol=1e-7)
+    else:                                             # even p: same magnitude, the score's sign
+        torch.testing.assert_close(w.abs(), w_plain.abs(), rtol=1e-6, atol=1e-7)
+        assert torch.equal(torch.sign(w), torch.sign(s))
+    # the derivative's magnitude is that of s^p for every p, so the Jacobian norms agree
+    torch.testing.assert_close(odd.jacobian_fro_sq(s.float()), plain.jacobian_fro_sq(s.float()),
+                               rtol=1e-5, atol=1e-7)
+    assert not odd.nonnegative and odd.elementwise and not odd.rows_sum_to_one
+
+
+def test_poly_odd_fixed_scale_masking_and_fast_path():
+    act = A.get("poly_odd:p=2,c=1/14")
+    assert act.spec == "poly_odd:p=2,c=1/14"
+    s = torch.tensor([[-2.0, 1.0, 3.0, -1.0]])
+    torch.testing.assert_close(act(s), torch.tensor([[-4.0, 1.0, 9.0, -1.0]]) / 14)
+    mask = torch.tensor([True, False, True, False])
+    w = act(s * 1e6, mask)
+    assert w[0, 1] == 0 and w[0, 3] == 0 and torch.isfinite(w).all()
+    # the blocked kernel (generic elementwise path) gives the weights of the naive path
+    q, k, v = (torch.randn(2, 2, 9, 8) for _ in range(3))
+    kpm = torch.ones(2, 9, dtype=torch.bool)
+    kpm[1, -3:] = False
+    for spec in ("poly_odd:p=2", "poly_odd:p=4"):
+        fast = attention(q, k, v, spec, key_padding_mask=kpm, path="blocked")
+        naive = attention(q, k, v, spec, key_padding_mask=kpm, path="naive")
+        torch.testing.assert_close(fast, naive, rtol=1e-4, atol=1e-5)

@@ -197,7 +197,8 @@ def test_physics_task_fits_with_lbfgs_and_keeps_the_field(model):
     assert not any(m["higher_is_better"] for m in rec["metrics_spec"])
 
 
-@pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long"])
+@pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long",
+                                  "critique_powers"])
 def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypatch):
     from polyattn.experiments import GRIDS
     from polyattn.runs import load_or_run

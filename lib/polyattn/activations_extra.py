@@ -15,6 +15,7 @@ has an exact closed-form per-row Jacobian norm.
     poly_cap:p=P         row v = s^P / sqrt(N), rescaled to v / max(1, ||v||_2)
     invsqrt              (s^2 + e)^-1 / sum_j (s_j^2 + e)^-1, e = 1 (or invsqrt:e=E)
     polyak_sum           s / sum_j |s_j|
+    poly_odd:p=P         s |s|^(P-1) / sqrt(N)  (or c * s |s|^(P-1) with c=C): the odd extension of s^P
 
 Rows whose normaliser is zero (every visible score a zero of the numerator, e.g. all
 scores <= 0 for relu2_norm) get all-zero weights, as rows with no visible key do.
@@ -314,6 +315,35 @@ def _polyak_sum(params):
                       _rows=rows, _jacobian_parts=parts)
 
 
+def _poly_odd(params):
+    """s |s|^(p-1) / sqrt(N), or c * s |s|^(p-1) with ``c``: the power that keeps the sign of
+    the score for every p.  For odd p it is the paper's s^p (``poly:p=P``); for even p it
+    differs from s^p only in sign, so |weight| and the derivative p |s|^(p-1) are those of
+    s^p, while a negative score gets a negative weight instead of a positive one."""
+    p = _int_param(params, "p", "poly_odd")
+    c = params.get("c")
+    if c is None:
+        spec, desc = f"poly_odd:p={p}", f"s |s|^{p - 1} / sqrt(N)"
+
+        def scale(n):
+            return torch.rsqrt(n)
+    else:
+        cval = float(Fraction(c))
+        spec, desc = f"poly_odd:p={p},c={c}", f"{c} * s |s|^{p - 1}"
+
+        def scale(n):
+            return torch.tensor(cval, dtype=torch.float32, device=n.device)
+
+    def pointwise(s, n):
+        return (s * s.abs().pow(p - 1) if p > 1 else s) * scale(n)
+
+    def grad(s, n):
+        return (p * s.abs().pow(p - 1) if p > 1 else torch.ones_like(s)) * scale(n)
+
+    return Activation(spec, "poly_odd", {"p": p, "c": None if c is None else str(c)}, False, False, True, desc,
+                      pointwise=pointwise, pointwise_grad=grad)
+
+
 def install():
     """Register this module's families into :mod:`polyattn.activations` (which calls it)."""
     _A.register("power_softmax", _power_softmax, {"p"}, ("power_softmax:p=P   (P a positive integer; |s|^P)",))
@@ -326,6 +356,7 @@ def install():
     _A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
     _A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
     _A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
+    _A.register("poly_odd", _poly_odd, {"p", "c"}, ("poly_odd:p=P        (P a positive integer; s |s|^(P-1) / sqrt(N))",))
 
 
 #: The specs this module adds, plus the norm intervention on softmax, in table order.
@@ -342,6 +373,8 @@ EXTRA_SPECS = (
     "sa_softmax_norm",
     "invsqrt",
     "polyak_sum",
+    "poly_odd:p=2",
+    "poly_odd:p=4",
 )
 
 if "power_softmax" not in _A._BUILDERS:

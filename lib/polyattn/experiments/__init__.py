@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, lra, mqar, vit
+from . import architectures, causal, critiques, lra, mqar, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -14,6 +14,8 @@ GRIDS = {
     "causal_charlm": causal.charlm,
     "causal_mqar": mqar.causal_mqar,
     "architectures_table2": architectures.table2,
+    "critique_weight_decay": critiques.weight_decay,
+    "critique_powers": critiques.powers,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "lra", "mqar", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "critiques", "lra", "mqar", "vit"]

@@ -61,7 +61,14 @@ from .qgrad import (
     thm44_leading,
     thm44_monte_carlo,
 )
-from .score_scale import gaussian_elementwise_fro, norm_vs_n_survey, score_scale_survey
+from .score_scale import (
+    gaussian_elementwise_fro,
+    gaussian_elementwise_jacobian,
+    jacobian_scale_survey,
+    norm_vs_n_survey,
+    scaled_power_jacobian,
+    score_scale_survey,
+)
 from .softmax_bounds import (
     adversarial_softmax_jacobian,
     adversarial_softmax_norm,
@@ -91,7 +98,8 @@ __all__ = [
     "PRESETS", "TheoryPreset", "generator", "preset", "resolve_seed",
     "qgrad_fro_norm", "qgrad_fro_norm_autograd", "thm44_bound_p1", "thm44_exact_second_moment_p1",
     "thm44_leading", "thm44_monte_carlo",
-    "gaussian_elementwise_fro", "norm_vs_n_survey", "score_scale_survey",
+    "gaussian_elementwise_fro", "gaussian_elementwise_jacobian", "jacobian_scale_survey", "norm_vs_n_survey",
+    "scaled_power_jacobian", "score_scale_survey",
     "adversarial_softmax_jacobian", "adversarial_softmax_norm", "eq42_as_quoted", "jacobian_fro_sq_autodiff",
     "k_uniform_row_value", "plain_ascent_softmax_jacobian", "softmax_fro_gap", "softmax_fro_norm",
     "softmax_jacobian_fro", "softmax_jacobian_fro_sq", "softmax_jacobian_fro_sq_rows64", "softmax_norm_survey",

@@ -1,5 +1,6 @@
 """Scaled polynomials against softmax at a given score scale: Monte Carlo surveys over the scale
-and over N, and the i.i.d.-Gaussian prediction of an elementwise activation's norm."""
+and over N, and the i.i.d.-Gaussian predictions of an elementwise activation's norm and of
+its Jacobian's norm (the gradient that can pass through the activation)."""
 from __future__ import annotations
 
 import math
@@ -10,6 +11,7 @@ import pandas as pd
 import torch
 
 from .. import activations as _acts
+from .moments import double_factorial_odd
 from .presets import generator
 from .sampling import _mean_ci
 
@@ -69,3 +71,48 @@ def gaussian_elementwise_fro(spec: str, n: int, sigma: float, mean: float = 0.0,
     second = float((w * vals ** 2).sum() / math.sqrt(2 * math.pi))
     return n * math.sqrt(second)
 
+
+
+def scaled_power_jacobian(p: int, sigma: float) -> float:
+    """||d phi(S)/dS||_F / sqrt(N) for phi = s^p / sqrt(N) on i.i.d. N(0, sigma^2) scores, in expectation
+    of the square: p sigma^(p-1) sqrt((2p-3)!!), the same for every N (and for s |s|^(p-1))."""
+    if p < 1:
+        raise ValueError(f"scaled_power_jacobian needs p >= 1, got {p}")
+    return p * sigma ** (p - 1) * math.sqrt(double_factorial_odd(p - 1))
+
+
+def gaussian_elementwise_jacobian(spec: str, n: int, sigma: float, nodes: int = 64) -> float:
+    """sqrt(N^2 E[phi'(s)^2]) / sqrt(N) for i.i.d. scores s ~ N(0, sigma^2): the i.i.d.-Gaussian
+    prediction of ||d phi(S)/dS||_F / sqrt(N) for an N x N score matrix (Gauss-Hermite quadrature);
+    NaN for row-coupled activations."""
+    act = _acts.get(spec)
+    if not act.elementwise:
+        return float("nan")
+    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    s = torch.tensor(sigma * x, dtype=torch.float64)
+    g = act.pointwise_grad(s.float(), torch.tensor(float(n))).double().numpy()
+    second = float((w * g ** 2).sum() / math.sqrt(2 * math.pi))
+    return math.sqrt(n * n * second) / math.sqrt(n)
+
+
+def jacobian_scale_survey(specs: Sequence[str], sigmas: Iterable[float], n: int, reps: int, seed: int,
+                          D: int = 64, saturation: float = 0.99) -> pd.DataFrame:
+    """||d phi(S)/dS||_F / sqrt(N) on random scores S = A B (as :func:`score_scale_survey`), with the
+    share of rows whose largest weight exceeds ``saturation`` and the mean row Jacobian norm of
+    those rows (NaN when there are none).  Softmax's sharp bound on the first is 1/2."""
+    rows = []
+    for sigma in sigmas:
+        g = generator(seed, "jacobian-scale", n, D, float(sigma))
+        scale = math.sqrt(sigma / math.sqrt(D))
+        s = (torch.randn(reps, n, D, generator=g) * scale) @ (torch.randn(reps, D, n, generator=g) * scale)
+        for spec in specs:
+            act = _acts.get(spec)
+            jrows = act.jacobian_fro_sq(s).double().clamp_min(0)                    # [reps, N]
+            vals = (jrows.sum(-1).sqrt() / math.sqrt(n)).numpy()
+            mean, se, lo, hi = _mean_ci(vals)
+            sat = act(s).amax(-1) > saturation
+            rows.append({"activation": spec, "sigma": float(sigma), "N": n, "mean": mean, "se": se,
+                         "ci_lo": lo, "ci_hi": hi, "saturated_share": float(sat.double().mean()),
+                         "row_jac_saturated": float(jrows.sqrt()[sat].mean()) if bool(sat.any()) else float("nan"),
+                         "gaussian_prediction": gaussian_elementwise_jacobian(spec, n, sigma)})
+    return pd.DataFrame(rows)
