@@ -22,8 +22,7 @@ import pandas as pd
 
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
-from .metrics import resolve_metric
-from .stats import ALPHA, POWER, SUMMARY_COLUMNS, TAIL_COLUMNS, _check_margin, _pairs, _t_summary, holm, t_interval
+from .stats import ALPHA, POWER, paired_difference, t_interval
 
 #: The book's verdict forms (:data:`polyattn.book.claims.FORMS`) of the analysis forms.
 BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
@@ -62,46 +61,13 @@ def lra_epochs(records: Iterable[dict]) -> pd.DataFrame:
 def variant_difference(final: pd.DataFrame, baseline: str = "softmax", by=("lra_task",),
                        compare: Optional[Sequence[str]] = None, metric=None, confidence: float = 0.95,
                        margin: Optional[float] = None, alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:
-    """Per variant and group ``by``, the same-seed differences from the variant ``baseline``.
-
-    The columns of :func:`~polyattn.analysis.paired_difference` (differences in the metric's
+    """Per variant and group ``by``, the same-seed differences from the variant ``baseline``:
+    :func:`~polyattn.analysis.paired_difference` keyed by ``variant`` (differences in the metric's
     display unit, t interval, paired t-test, TOST against ``±margin``, MDE, ``p_holm`` over every
-    row of the returned table), with ``variant`` and with ``activation`` set to the variant's
-    label so that :func:`~polyattn.analysis.comparison_verdict` names it."""
-    metric = resolve_metric(metric, final)
-    margin = _check_margin(margin)
-    by = list(by or ())
-    if not (final["variant"] == baseline).any():
-        raise ValueError(f"variant_difference: the baseline {baseline!r} has no runs; variants present: "
-                         f"{list(dict.fromkeys(final['variant']))}")
-    rows = []
-    groups = final.groupby(by, sort=False) if by else [((), final)]
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        base = g[g["variant"] == baseline].set_index("seed")
-        if base.empty:
-            continue
-        for var in dict.fromkeys(g["variant"]):
-            if var == baseline or (compare is not None and var not in compare):
-                continue
-            d, seeds, n_div, n_bdiv = _pairs(base, g[g["variant"] == var].set_index("seed"), metric)
-            n = len(d)
-            mean = float(d.mean()) if n else np.nan
-            sd = float(d.std(ddof=1)) if n > 1 else np.nan
-            summ = _t_summary(mean, sd / math.sqrt(n) if n > 1 else np.nan, n - 1, sd, n, confidence, margin,
-                              alpha, power)
-            rows.append({**dict(zip(by, key)), "variant": var, "activation": var, "n_seeds": len(seeds), "n_pairs": n,
-                         "n_diverged": n_div, "n_baseline_diverged": n_bdiv, "mean_diff": mean, "sd_diff": sd, **summ,
-                         "baseline": baseline, "metric": metric.name, "unit": "points" if metric.unit == "%" else
-                         metric.unit, "higher_is_better": metric.higher_is_better,
-                         "margin": np.nan if margin is None else margin, "confidence": confidence, "alpha": alpha,
-                         "power": power})
-    cols = by + ["variant", "activation", "n_seeds", "n_pairs", "n_diverged", "n_baseline_diverged"] + SUMMARY_COLUMNS \
-        + TAIL_COLUMNS
-    out = pd.DataFrame(rows, columns=cols)
-    out["p_holm"] = holm(out["t_p"].to_numpy(dtype=float)) if len(out) else []
-    out["family_size"] = int(out["t_p"].notna().sum())
-    return out
+    row of the returned table), with ``activation`` set to the variant's label so that
+    :func:`~polyattn.analysis.comparison_verdict` names it."""
+    return paired_difference(final, baseline=baseline, by=list(by or ()), metric=metric, compare=compare,
+                             confidence=confidence, margin=margin, alpha=alpha, power=power, key="variant")
 
 
 def above_chance(final: pd.DataFrame, chance: Mapping[str, float], variant: str = "softmax",

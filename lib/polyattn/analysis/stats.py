@@ -177,15 +177,18 @@ def _pairs(base: pd.DataFrame, other: pd.DataFrame, metric) -> tuple[np.ndarray,
     return a[both] - b[both], seeds, n_div, n_bdiv
 
 
-def _setup(final, baseline, by, metric, compare, what):
+def _setup(final, baseline, by, metric, compare, what, key="activation"):
+    """The metric, the baseline (a canonical spec when ``key`` is the activation, else the
+    label as given), ``by`` as a list and the compared values of ``key`` (None: all)."""
     metric = resolve_metric(metric, final)
-    canon = activations.canonical(baseline)
+    spec = key == "activation"
+    canon = activations.canonical(baseline) if spec else baseline
     by = _by(by)
-    _require(final, by + ["activation", "seed", "status", metric.name], what)
-    if not (final["activation"] == canon).any():
-        raise ValueError(f"{what}: the baseline {canon!r} has no runs; activations present: "
-                         f"{list(dict.fromkeys(final['activation']))}")
-    wanted = None if compare is None else [activations.canonical(a) for a in compare]
+    _require(final, by + [key, "seed", "status", metric.name], what)
+    if not (final[key] == canon).any():
+        raise ValueError(f"{what}: the baseline {canon!r} has no runs; {key}s present: "
+                         f"{list(dict.fromkeys(final[key]))}")
+    wanted = None if compare is None else [activations.canonical(a) if spec else a for a in compare]
     return metric, canon, by, wanted
 
 
@@ -209,8 +212,13 @@ TAIL_COLUMNS = ["baseline", "metric", "unit", "higher_is_better", "margin", "con
 
 def paired_difference(final: pd.DataFrame, baseline: str = "softmax", by=None, metric: MetricLike = None,
                       compare: Optional[Sequence[str]] = None, confidence: float = 0.95,
-                      margin: Optional[float] = None, alpha: float = ALPHA, power: float = POWER) -> pd.DataFrame:
+                      margin: Optional[float] = None, alpha: float = ALPHA, power: float = POWER,
+                      key: str = "activation") -> pd.DataFrame:
     """Per activation (and group ``by``), the same-seed differences from ``baseline``.
+
+    ``key``: the column that names what is compared (default the activation spec; e.g.
+    ``"variant"`` where one spec runs under two readings of N): the table then has that column
+    too, and ``activation`` holds its value so that verdicts name it.
 
     ``metric``: a :class:`~polyattn.tasks.Metric` (or its name; default the frame's primary
     metric, accuracy for image records).  Differences are ``candidate - baseline`` in the
@@ -226,29 +234,33 @@ def paired_difference(final: pd.DataFrame, baseline: str = "softmax", by=None, m
     """
     from scipy import stats
 
-    metric, canon, by, wanted = _setup(final, baseline, by, metric, compare, "paired_difference")
+    metric, canon, by, wanted = _setup(final, baseline, by, metric, compare, "paired_difference", key)
     margin = _check_margin(margin)
+    keyed = [] if key == "activation" else [key]      # the extra column naming the compared values
     rows = []
     groups = final.groupby(by, sort=False) if by else [((), final)]
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        base = g[g["activation"] == canon].set_index("seed")
-        for act in dict.fromkeys(g["activation"]):
+    for group, g in groups:
+        group = group if isinstance(group, tuple) else (group,)
+        base = g[g[key] == canon].set_index("seed")
+        if base.empty:
+            continue
+        for act in dict.fromkeys(g[key]):
             if act == canon or (wanted is not None and act not in wanted):
                 continue
-            d, seeds, n_div, n_bdiv = _pairs(base, g[g["activation"] == act].set_index("seed"), metric)
+            d, seeds, n_div, n_bdiv = _pairs(base, g[g[key] == act].set_index("seed"), metric)
             n = len(d)
             mean = float(d.mean()) if n else np.nan
             sd = float(d.std(ddof=1)) if n > 1 else np.nan
             summ = _t_summary(mean, sd / math.sqrt(n) if n > 1 else np.nan, n - 1, sd, n, confidence, margin,
                               alpha, power)
             w_p = float(stats.wilcoxon(d).pvalue) if n >= WILCOXON_MIN_N and np.any(d != 0) else np.nan
-            rows.append({**dict(zip(by, key)), "activation": act, "n_seeds": len(seeds), "n_pairs": n,
+            rows.append({**dict(zip(by, group)), **{k: act for k in keyed}, "activation": act,
+                         "n_seeds": len(seeds), "n_pairs": n,
                          "n_diverged": n_div, "n_baseline_diverged": n_bdiv, "mean_diff": mean, "sd_diff": sd,
                          **summ, "wilcoxon_p": w_p, "low_power": n < WILCOXON_MIN_N,
                          "status": _status_text(n_div, len(seeds)),
                          **_metric_columns(metric, canon, confidence, margin, alpha, power)})
-    cols = (by + ["activation", "n_seeds", "n_pairs", "n_diverged", "n_baseline_diverged"] + SUMMARY_COLUMNS
+    cols = (by + keyed + ["activation", "n_seeds", "n_pairs", "n_diverged", "n_baseline_diverged"] + SUMMARY_COLUMNS
             + ["wilcoxon_p", "low_power", "status"] + TAIL_COLUMNS)
     return _with_holm(rows, cols, metric)
 
