@@ -52,13 +52,14 @@ def variant_label(record_or_config) -> str:
     return f"{get('activation')} (N: {get('n_mode')})"
 
 
+def variant_grid(experiment: str, preset: str, seeds, fields: dict) -> list[TrainConfig]:
+    """One config per variant of :data:`CHARLM_VARIANTS` and seed, in seed-major order (so a
+    partial run set has every variant); ``fields`` are the other config fields."""
+    return [TrainConfig(experiment=experiment, preset=preset, activation=act, n_mode=mode, seed=s,
+                        device="cuda" if preset == "paper" else "cpu", **fields)
+            for s in seeds_for(preset, seeds) for _, act, mode in CHARLM_VARIANTS]
+
+
 def charlm(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """One character language model per variant and seed (seed-major order, so a partial
-    run set has every variant)."""
-    scale = _SCALE[preset]
-    out = []
-    for s in seeds_for(preset, seeds):
-        for _, act, mode in CHARLM_VARIANTS:
-            out.append(TrainConfig(experiment="causal_charlm", preset=preset, activation=act, n_mode=mode, seed=s,
-                                   device="cuda" if preset == "paper" else "cpu", **{**_COMMON, **scale}))
-    return out
+    """One character language model per variant and seed."""
+    return variant_grid("causal_charlm", preset, seeds, {**_COMMON, **_SCALE[preset]})

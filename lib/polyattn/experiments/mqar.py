@@ -43,8 +43,7 @@ from __future__ import annotations
 
 from ..config import TrainConfig
 from ..data.mqar import TEST_EXAMPLES, TEST_SETS, TRAIN_MIX
-from ..presets import seeds_for
-from .causal import CHARLM_VARIANTS, variant_label
+from .causal import variant_grid, variant_label
 
 BOOK_MIX = ((64, 4, 2048), (128, 8, 64), (256, 16, 32))
 BOOK_TESTS = ((64, 4), (128, 8), (256, 16))
@@ -64,14 +63,8 @@ _COMMON = dict(task="mqar", dataset="mqar", weight_decay=0.0, clip_grad=1.0, thr
 
 
 def causal_mqar(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """One MQAR model per variant and seed (seed-major order, so a partial run set has every variant)."""
-    scale = _SCALE[preset]
-    out = []
-    for s in seeds_for(preset, seeds):
-        for _, act, mode in CHARLM_VARIANTS:
-            out.append(TrainConfig(experiment="causal_mqar", preset=preset, activation=act, n_mode=mode, seed=s,
-                                   device="cuda" if preset == "paper" else "cpu", **{**_COMMON, **scale}))
-    return out
+    """One MQAR model per variant of chapter 07 and seed (seed-major order)."""
+    return variant_grid("causal_mqar", preset, seeds, {**_COMMON, **_SCALE[preset]})
 
 
 __all__ = ["BOOK_MIX", "BOOK_TESTS", "causal_mqar", "variant_label"]
