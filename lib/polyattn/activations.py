@@ -168,22 +168,25 @@ def _softmax(params):
     return Activation(spec, "softmax", pr, True, kval == 1.0, False, desc, _rows=rows, _jacobian_parts=parts)
 
 
+def poly_scale(c):
+    """The scale of a polynomial activation as a function of N: 1/sqrt(N) when ``c`` is None,
+    else the fixed constant ``c`` (float32, on N's device)."""
+    if c is None:
+        return torch.rsqrt
+    cval = float(Fraction(c))
+
+    def scale(n):
+        return torch.tensor(cval, dtype=torch.float32, device=n.device)
+    return scale
+
+
 def _poly(params):
     p = _int_param(params, "p", "poly")
     if p < 1:
         raise ValueError(f"poly needs p >= 1, got p={p}. " + _valid_forms())
     c = params.get("c")
-    if c is None:
-        spec, desc = f"poly:p={p}", f"s^{p} / sqrt(N)"
-
-        def scale(n):
-            return torch.rsqrt(n)
-    else:
-        cval = float(Fraction(c))
-        spec, desc = f"poly:p={p},c={c}", f"{c} * s^{p}"
-
-        def scale(n):
-            return torch.tensor(cval, dtype=torch.float32, device=n.device)
+    spec, desc = (f"poly:p={p}", f"s^{p} / sqrt(N)") if c is None else (f"poly:p={p},c={c}", f"{c} * s^{p}")
+    scale = poly_scale(c)
 
     def pointwise(s, n):
         return s.pow(p) * scale(n)

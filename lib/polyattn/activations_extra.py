@@ -322,17 +322,9 @@ def _poly_odd(params):
     s^p, while a negative score gets a negative weight instead of a positive one."""
     p = _int_param(params, "p", "poly_odd")
     c = params.get("c")
-    if c is None:
-        spec, desc = f"poly_odd:p={p}", f"s |s|^{p - 1} / sqrt(N)"
-
-        def scale(n):
-            return torch.rsqrt(n)
-    else:
-        cval = float(Fraction(c))
-        spec, desc = f"poly_odd:p={p},c={c}", f"{c} * s |s|^{p - 1}"
-
-        def scale(n):
-            return torch.tensor(cval, dtype=torch.float32, device=n.device)
+    spec, desc = ((f"poly_odd:p={p}", f"s |s|^{p - 1} / sqrt(N)") if c is None
+                  else (f"poly_odd:p={p},c={c}", f"{c} * s |s|^{p - 1}"))
+    scale = _A.poly_scale(c)
 
     def pointwise(s, n):
         return (s * s.abs().pow(p - 1) if p > 1 else s) * scale(n)
