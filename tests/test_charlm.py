@@ -87,3 +87,34 @@ def test_too_short_streams_raise():
         charlm.eval_windows(torch.arange(10), 16)
     with pytest.raises(ValueError):
         charlm.random_windows(torch.arange(10), 16, 2, torch.Generator())
+
+
+def test_nope_model_sees_order_only_through_the_mask_and_bad_positions_raise():
+    from polyattn.models.char_lm import CharLM
+
+    torch.manual_seed(0)
+    tokens = torch.full((1, 12), 3)
+    nope = CharLM(10, "softmax", "micro", positions="none").eval()
+    sinus = CharLM(10, "softmax", "micro").eval()
+    with torch.no_grad():
+        flat, moved = nope(tokens)[0], sinus(tokens)[0]
+    # repeated tokens: softmax averages identical values, so without positions every row is the same
+    assert torch.allclose(flat, flat[:1].expand_as(flat), atol=1e-5)
+    assert not torch.allclose(moved, moved[:1].expand_as(moved), atol=1e-3)
+    with pytest.raises(ValueError, match="unknown position encoding 'rope'"):
+        CharLM(10, "softmax", "micro", positions="rope")
+
+
+def test_charlm_options_are_checked_and_the_nope_grid_keeps_the_base_hashes():
+    import dataclasses
+
+    from polyattn.experiments import GRIDS
+    from polyattn.tasks.charlm import CharLanguageModel
+
+    base, nope = GRIDS["causal_charlm"]("smoke", seeds=[0]), GRIDS["causal_charlm_nope"]("smoke", seeds=[0])
+    assert {c.options.get("positions") for c in nope} == {"none"} and all("positions" not in c.options for c in base)
+    assert {(c.activation, c.n_mode) for c in nope} < {(c.activation, c.n_mode) for c in base}
+    assert not {c.hash for c in nope} & {c.hash for c in base}
+    bad = dataclasses.replace(base[0], options={**base[0].options, "context_len": 64})
+    with pytest.raises(ValueError, match=r"unknown charlm option\(s\) \['context_len'\]"):
+        CharLanguageModel().load(bad, 1, 0)

@@ -12,6 +12,7 @@ GRIDS = {
     "vit_scale_long": vit.scale_sweep_long,
     "lra": lra.lra,
     "causal_charlm": causal.charlm,
+    "causal_charlm_nope": causal.charlm_nope,
     "causal_mqar": mqar.causal_mqar,
     "architectures_table2": architectures.table2,
     "critique_weight_decay": critiques.weight_decay,

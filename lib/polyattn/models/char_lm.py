@@ -2,7 +2,9 @@
 
 Token embeddings have unit scale and positions are sinusoidal (defined at any length), so the model can be evaluated at 2x and
 4x its training context, where the two readings of N in x^p/sqrt(N) (the row's own length,
-or the fixed context) differ most.  The model computes its own loss (as nanoGPT's does)
+or the fixed context) differ most.  ``positions="none"`` drops them (NoPE: the causal mask
+alone tells a query how far into the sequence it is), the setting in which a causal model's
+loss can stay flat beyond its training length.  The model computes its own loss (as nanoGPT's does)
 when given targets, and declares its weight-decay groups.
 
 ``tie_embeddings=True`` shares the output head's weight with the token embedding (as the
@@ -19,6 +21,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from .blocks import Encoder, decay_groups, init_weights
+
+#: Position encodings: absolute sinusoidal, or none (NoPE).
+POSITIONS = ("sinusoidal", "none")
 
 LM_SIZES = {
     "micro": dict(dim=64, depth=2, heads=4),
@@ -40,10 +45,13 @@ def sinusoidal_positions(n: int, dim: int, device=None) -> torch.Tensor:
 
 class CharLM(nn.Module):
     def __init__(self, vocab_size: int, activation: str = "softmax", size: str = "micro", n_mode: str = "row",
-                 context: Optional[int] = None, tie_embeddings: bool = False):
+                 context: Optional[int] = None, tie_embeddings: bool = False, positions: str = "sinusoidal"):
         super().__init__()
         if size not in LM_SIZES:
             raise ValueError(f"unknown language-model size {size!r}; choose one of {sorted(LM_SIZES)}")
+        if positions not in POSITIONS:
+            raise ValueError(f"unknown position encoding {positions!r}; choose one of {POSITIONS}")
+        self.positions = positions
         s = LM_SIZES[size]
         self.dim, self.context = s["dim"], context
         self.embed = nn.Embedding(vocab_size, s["dim"])
@@ -62,7 +70,9 @@ class CharLM(nn.Module):
     def forward(self, tokens, targets: Optional[torch.Tensor] = None):
         """Logits ``[B, T, V]``; with ``targets`` also the mean cross-entropy in nats (ignore index -100)."""
         t = tokens.shape[1]
-        x = self.embed(tokens) + sinusoidal_positions(t, self.dim, tokens.device)
+        x = self.embed(tokens)
+        if self.positions == "sinusoidal":
+            x = x + sinusoidal_positions(t, self.dim, tokens.device)
         logits = self.head(self.norm(self.blocks(x, causal=True)))
         if self.logit_scale != 1.0:
             logits = logits * self.logit_scale

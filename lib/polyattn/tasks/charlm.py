@@ -10,6 +10,7 @@ with the causal mask.  Options (``config.options``):
     eval_windows     windows per evaluation and length (default 64)
     eval_multiples   lengths evaluated, as multiples of the context (default (1, 2, 4))
     sample_chars     characters generated from the fixed prompt at the end (default 200)
+    positions        ``sinusoidal`` (default) or ``none`` (NoPE), see :class:`CharLM`
 
 At the end of training the record also holds (under ``final``) generated samples from a
 fixed prompt with fixed sampling settings, the attention-sink measurements of
@@ -28,7 +29,10 @@ from ..presets import generator
 from .base import Batch, Metric
 
 DEFAULTS = dict(context=128, windows=6400, eval_windows=64, eval_multiples=(1, 2, 4), sample_chars=200,
-                prompt="And God said, ", temperature=0.8, top_k=20)
+                prompt="And God said, ", temperature=0.8, top_k=20,
+                positions="sinusoidal")
+#: The options a config may set (the prompt and sampling settings are fixed, the same for every run).
+OPTIONS = ("context", "windows", "eval_windows", "eval_multiples", "sample_chars", "positions")
 CORPORA = ("bible_kjv", "synthetic")
 #: Test windows (of :data:`polyattn.sinks.SINK_WINDOW` characters) the sinks are measured on.
 SINK_WINDOWS = 16
@@ -69,6 +73,11 @@ class CharLanguageModel:
     def load(self, config, world, rank):
         from ..data.charlm import build_corpus
 
+        unknown = sorted(set(config.options) - set(OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown charlm option(s) {unknown}; the task reads {sorted(OPTIONS)}")
+        if _opt(config, "positions") not in ("sinusoidal", "none"):
+            raise ValueError(f"charlm option 'positions' must be 'sinusoidal' or 'none', got {_opt(config, 'positions')!r}")
         if config.dataset == "bible_kjv":
             from ..data.bible import books
 
@@ -80,7 +89,8 @@ class CharLanguageModel:
     def build_model(self, config, data):
         from ..models.char_lm import CharLM
 
-        return CharLM(len(data.vocab), config.activation, config.model, config.n_mode, _opt(config, "context"))
+        return CharLM(len(data.vocab), config.activation, config.model, config.n_mode, _opt(config, "context"),
+                      positions=_opt(config, "positions"))
 
     def steps_per_epoch(self, config, data):
         return max(1, _opt(config, "windows") // config.batch_size)
