@@ -96,6 +96,23 @@ def test_row_vs_fixed_is_one_family_over_the_three_lengths():
     assert C.combine_forms(forms) == "mixed"
 
 
+def test_positions_effect_pairs_nope_with_sinusoidal_runs_per_variant_and_length():
+    sinus, nope = [], []
+    for s, eps in zip(SEEDS, NOISE):
+        for label in ("softmax", C.ROW, C.FIXED):
+            sinus.append(make_record(label, s, 2.0 + eps, x2=4.0 + eps, x4=4.5 + eps))
+        # without positions: 0.1 worse at 1x, far better beyond the context (x^3/sqrt(T) has no NoPE run)
+        nope.append(make_record("softmax", s, 2.1 + eps + 0.001 * s, x2=2.2 + eps + 0.01 * s, x4=2.3 + eps + 0.01 * s))
+        nope.append(make_record(C.ROW, s, 2.1 + eps + 0.001 * s, x2=2.2 + eps + 0.01 * s, x4=2.3 + eps + 0.01 * s))
+    d = C.positions_effect(C.variant_frame(sinus), C.variant_frame(nope))
+    assert list(d["multiple"]) == [1, 1, 2, 2, 4, 4] and list(d["variant"]) == ["softmax", C.ROW] * 3
+    assert (d["family_size"] == 6).all() and (d["n_pairs"] == 3).all()
+    assert d["mean_diff"].tolist() == pytest.approx([0.101, 0.101, -1.79, -1.79, -2.19, -2.19], abs=1e-9)
+    assert (d.loc[d["multiple"] > 1, "p_holm"] < 0.05).all()
+    with pytest.raises(ValueError, match="no run with sinusoidal positions"):
+        C.positions_effect(C.variant_frame(sinus[:1]), C.variant_frame(nope))
+
+
 def test_results_and_length_tables_report_means_with_intervals():
     f = C.variant_frame(planted({"Softpick": -0.3}))
     table = C.results_table(f, C.compare_variants(f)).set_index("variant")

@@ -147,6 +147,21 @@ def row_vs_fixed(final: pd.DataFrame, margin: float = EQUIVALENCE_MARGIN) -> pd.
     return _refamily(frames, {"multiple": [m for _, m in LENGTH_METRICS]})
 
 
+def positions_effect(sinusoidal: pd.DataFrame, nope: pd.DataFrame, margin: float = EQUIVALENCE_MARGIN) -> pd.DataFrame:
+    """Per variant of ``nope`` (the runs without position encodings) and evaluation length, the
+    same-seed difference NoPE minus sinusoidal positions in test bits/char; Holm over all rows.
+    Columns of :func:`~polyattn.analysis.paired_difference` plus ``variant`` and ``multiple``."""
+    missing = sorted(set(nope["variant"]) - set(sinusoidal["variant"]))
+    if missing:
+        raise ValueError(f"positions_effect: no run with sinusoidal positions of {missing}")
+    both = pd.concat([sinusoidal[sinusoidal["variant"].isin(set(nope["variant"]))].assign(positions="sinusoidal"),
+                      nope.assign(positions="none")], ignore_index=True)
+    both.attrs = dict(nope.attrs)
+    frames = [paired_difference(both, baseline="sinusoidal", by="variant", metric=name, margin=margin,
+                                key="positions") for name, _ in LENGTH_METRICS]
+    return _refamily(frames, {"multiple": [m for _, m in LENGTH_METRICS]})
+
+
 def lengths_vs_softmax(final: pd.DataFrame, margin: float = EQUIVALENCE_MARGIN) -> pd.DataFrame:
     """Every variant against softmax at each evaluation length (Holm within each length)."""
     return pd.concat([compare_variants(final, "softmax", name, margin).assign(multiple=m)
