@@ -162,3 +162,9 @@ def test_streamed_dataset_without_location_says_how_to_fix():
 
     with pytest.raises(DatasetMissing, match="--data-root"):
         run(TrainConfig(dataset="imagenet", image_size=32, patch_size=8, preset="smoke"), progress=False)
+
+
+@pytest.mark.parametrize("command,usage", [("book", "python -m polyattn.book"), ("bench", "python -m polyattn.bench")])
+def test_cli_delegates_help_to_the_subcommand(command, usage):
+    out = _cli(command, "--help")
+    assert out.returncode == 0 and out.stdout.startswith(f"usage: {usage}")

@@ -110,9 +110,15 @@ def main(argv=None) -> int:
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
         s.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("bench", "book"):
+        # delegated whole, options first included (argparse's REMAINDER would refuse a leading --help)
+        run = lambda: _delegate(f"polyattn.{argv[0]}", argv[1:])
+    else:
+        args = parser.parse_args(argv)
+        run = lambda: args.func(args)
     try:
-        return args.func(args)
+        return run()
     except (ValueError, DatasetMissing) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
