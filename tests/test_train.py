@@ -168,3 +168,9 @@ def test_streamed_dataset_without_location_says_how_to_fix():
 def test_cli_delegates_help_to_the_subcommand(command, usage):
     out = _cli(command, "--help")
     assert out.returncode == 0 and out.stdout.startswith(f"usage: {usage}")
+
+
+def test_cli_grid_filter_that_matches_nothing_names_what_exists(tmp_path):
+    out = _cli("grid", "lra", "--preset", "smoke", "--dataset", "imdb", env={"POLYATTN_RESULTS": str(tmp_path)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "no configuration of 'lra' has dataset in 'imdb'" in out.stderr and "'listops'" in out.stderr

@@ -80,8 +80,12 @@ def cmd_grid(args) -> int:
         raise ValueError(f"unknown experiment {args.name!r}; choose one of {sorted(GRIDS)}")
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     configs = GRIDS[args.name](args.preset, seeds)
-    if args.activation:
-        configs = [c for c in configs if c.activation in args.activation.split(";")]
+    for field, wanted in (("activation", args.activation), ("dataset", args.dataset)):
+        if wanted:
+            configs = [c for c in configs if getattr(c, field) in wanted.split(";")]
+            if not configs:
+                raise ValueError(f"no configuration of {args.name!r} has {field} in {wanted!r}; "
+                                 f"its {field}s: {sorted({getattr(c, field) for c in GRIDS[args.name](args.preset, seeds)})}")
     overrides = {k: v for k, v in (("data_root", args.data_root), ("device", args.device)) if v is not None}
     configs = [c.replace(**overrides) for c in configs]
     records = load_or_run_all(configs, recompute=args.recompute, desc=args.name)
@@ -102,6 +106,7 @@ def main(argv=None) -> int:
     g.add_argument("--preset", default="book", choices=("smoke", "book", "paper"))
     g.add_argument("--seeds", default=None, help="comma-separated seeds (default: the preset's)")
     g.add_argument("--activation", default=None, help="only these activation specs (';'-separated)")
+    g.add_argument("--dataset", default=None, help="only these datasets, e.g. LRA tasks (';'-separated)")
     g.add_argument("--data-root", default=None, help="dataset location (paper preset: ImageNet, Tiny-ImageNet)")
     g.add_argument("--device", default=None, help="cpu, cuda (paper preset default: cuda)")
     g.add_argument("--recompute", action="store_true")
