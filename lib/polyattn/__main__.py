@@ -39,6 +39,8 @@ def _parse_value(name, text):
         return None
     if field.default is None and name in ("train_subset", "test_subset", "threads"):
         return int(text)
+    if field.default is None and name == "qk_weight_decay":
+        return float(text)
     return text
 
 

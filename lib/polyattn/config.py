@@ -65,6 +65,8 @@ class TrainConfig:
     lbfgs_from_epoch: int = 0
     eval_every: int = 1
     options: Mapping[str, Any] = field(default_factory=dict)
+    qk_init_scale: float = 1.0                 # see polyattn.qk_controls
+    qk_weight_decay: Optional[float] = None    # None: the Q/K rows decay like every other weight
     # --- not hashed ---
     seed: int = 0
     preset: str = "book"
@@ -95,6 +97,12 @@ class TrainConfig:
         if self.optimizer == "adamw_lbfgs" and not 0 < self.lbfgs_from_epoch < self.epochs:
             raise ValueError(f"optimizer 'adamw_lbfgs' switches to L-BFGS at lbfgs_from_epoch, which must lie in "
                              f"1..{self.epochs - 1}; got {self.lbfgs_from_epoch}")
+
+        if not self.qk_init_scale > 0:
+            raise ValueError(f"qk_init_scale must be positive, got {self.qk_init_scale}")
+        if self.qk_weight_decay is not None and (self.qk_weight_decay < 0 or self.optimizer != "adamw"):
+            raise ValueError(f"qk_weight_decay needs optimizer 'adamw' and a value >= 0, got {self.qk_weight_decay} "
+                             f"with optimizer {self.optimizer!r}")
 
     __hash__ = None  # ``options`` is a mapping; configs are identified by :attr:`hash`
 

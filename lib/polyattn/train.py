@@ -22,6 +22,7 @@ import torch
 from .config import TrainConfig
 from .models.blocks import decay_groups
 from .presets import seed_everything
+from .qk_controls import qk_decay_step, scale_qk_init
 from .results import REPO_ROOT, config_dict, provenance
 from .tasks import get_task
 
@@ -132,6 +133,8 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     if data is None:
         data = task.load(config, world, rank)
     model = task.build_model(config, data).to(device)
+    if config.qk_init_scale != 1.0:
+        scale_qk_init(model, config.qk_init_scale)
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -191,6 +194,8 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
             except _Diverged:
                 status, diverged_step = "diverged", step
                 break
+            if config.qk_weight_decay is not None:
+                qk_decay_step(model, opt.param_groups[0]["lr"], config.weight_decay, config.qk_weight_decay)
             for k, v in first["stats"].items():
                 sums[k] = sums.get(k, 0.0) + v
             seen += batch.size

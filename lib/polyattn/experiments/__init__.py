@@ -17,6 +17,7 @@ GRIDS = {
     "architectures_table2": architectures.table2,
     "critique_weight_decay": critiques.weight_decay,
     "critique_powers": critiques.powers,
+    "critique_qk_controls": critiques.qk_controls,
 }
 
 __all__ = ["GRIDS", "architectures", "causal", "critiques", "lra", "mqar", "vit"]

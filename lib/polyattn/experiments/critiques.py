@@ -13,7 +13,16 @@ optimiser option the library does not have.
 trained to the end of Table 1's schedule: does accuracy fall with p, as the gradient through
 the activation at initialisation suggests?
 
-``smoke``: seconds per run, for CI; ``book``: Table 1's scale and seeds.
+``qk_controls``: the unscaled x^3 with the two alternatives to the 1/sqrt(N) factor that a
+reviewer proposed, each acting on the query and key projections only
+(:mod:`polyattn.qk_controls`): a weight decay of 0.5 or 5 on the Q/K rows (10 and 100 times
+Table 1's 0.05; over Table 1's 936 steps and learning-rate schedule, a Q/K row with no
+gradient would shrink to about 0.6 or 0.01 of its size), or Q/K initialised smaller by
+g = N^(-1/12) (N = 50 tokens: g = 0.72), the gain that gives x^3 the initial scale of
+x^3/sqrt(N); next to x^3/sqrt(N) and the plain unscaled x^3 in the same grid and seeds.
+
+``smoke``: seconds per run, for CI; ``book``: Table 1's scale, with its first 3 seeds
+(:data:`CRITIQUE_SEEDS`; Table 1 has 5).
 """
 from __future__ import annotations
 
@@ -21,7 +30,13 @@ from ..config import TrainConfig
 from ..presets import seeds_for
 from . import vit
 
+#: Seeds per preset: the first three of Table 1's (the minimum the book's paired tests take).
+CRITIQUE_SEEDS = {"smoke": (0,), "book": (0, 1, 2), "paper": (0,)}
 WEIGHT_DECAYS = (0.0, 0.05, 0.5)
+#: Q/K weight decays of the ``qk_controls`` grid (Table 1's decay is 0.05).
+QK_WEIGHT_DECAYS = (0.5, 5.0)
+#: Tokens of Table 1's model (7 x 7 patches and the class token): the N of the length-aware gain.
+TABLE1_TOKENS = 50
 WEIGHT_DECAY_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
 POWERS = tuple(range(1, 8))
 POWER_ACTIVATIONS = tuple(f"poly:p={p}" for p in POWERS) + tuple(f"poly_odd:p={p}" for p in POWERS if p % 2 == 0)
@@ -39,7 +54,7 @@ def weight_decay(preset: str = "book", seeds=None) -> list[TrainConfig]:
         return vit.paper_configs()
     return [_table1_like(preset, "critique_weight_decay", act, s, weight_decay=wd)
             for wd in WEIGHT_DECAYS for act in WEIGHT_DECAY_ACTIVATIONS
-            for s in seeds_for(preset, seeds, vit.TABLE1_SEEDS)]
+            for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
 
 
 def powers(preset: str = "book", seeds=None) -> list[TrainConfig]:
@@ -47,4 +62,33 @@ def powers(preset: str = "book", seeds=None) -> list[TrainConfig]:
     if preset == "paper":
         return vit.paper_configs()
     return [_table1_like(preset, "critique_powers", act, s)
-            for act in POWER_ACTIVATIONS for s in seeds_for(preset, seeds, vit.TABLE1_SEEDS)]
+            for act in POWER_ACTIVATIONS for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
+
+
+def qk_variants() -> tuple:
+    """(label, activation, config fields) of the ``qk_controls`` grid, baselines first."""
+    from ..qk_controls import length_aware_gain
+
+    gain = round(length_aware_gain(TABLE1_TOKENS, 3), 4)
+    return (("x^3/sqrt(N)", "poly:p=3", {}),
+            ("x^3", "poly:p=3,c=1", {}),
+            *((f"x^3, Q/K decay {wd:g}", "poly:p=3,c=1", {"qk_weight_decay": wd}) for wd in QK_WEIGHT_DECAYS),
+            (f"x^3, Q/K init x{gain:g}", "poly:p=3,c=1", {"qk_init_scale": gain}))
+
+
+def qk_controls(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """Table 1's recipe for every variant of :func:`qk_variants` (variant-major order)."""
+    if preset == "paper":
+        return vit.paper_configs()
+    return [_table1_like(preset, "critique_qk_controls", act, s, **fields)
+            for _, act, fields in qk_variants() for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
+
+
+def qk_label(record_or_config) -> str:
+    """The ``qk_controls`` variant a record (or config) belongs to."""
+    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
+    for label, act, fields in qk_variants():
+        if get("activation") == act and all(get(k) == v for k, v in fields.items()) and (
+                fields or (get("qk_weight_decay") is None and get("qk_init_scale") in (None, 1.0))):
+            return label
+    return f"{get('activation')} (qk_weight_decay {get('qk_weight_decay')}, qk_init_scale {get('qk_init_scale')})"
