@@ -84,6 +84,10 @@ CLAIMS = (
           "$1/16$ for Tiny-ImageNet disagree", "review ICLR 2025; review ICLR 2026", "09_critiques"),
     Claim("powers_gradients", "Higher powers starve the gradient through the activation: $x^p/\\sqrt{N}$ vanishes "
           "for small scores and explodes for large ones", "review ICLR 2026", "09_critiques", retrained=True),
+    Claim("powers_trained", "Higher powers $p$ fail in training: accuracy falls as $p$ grows",
+          "review ICLR 2025; review ICLR 2026", "09_critiques"),
+    Claim("qk_alternatives", "Weight decay on the query and key projections, or a length-aware initialisation, "
+          "could do what the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
     Claim("softmax_saturation", "Softmax itself makes gradients vanish when its rows saturate",
           "review ICLR 2025", "09_critiques", retrained=True),
     Claim("outliers", "Polynomials amplify extreme entries; softmax is more robust to them",
