@@ -51,7 +51,8 @@ def test_qk_frame_names_variants_and_the_differences_pair_them_with_the_scaled_c
     recs = []
     for cfg in configs:
         label = critiques.qk_label(cfg)
-        recs.append(_record(cfg, 0.80 + planted.get(label, 0.001) + 0.01 * cfg.seed + 0.0005 * (cfg.seed == 1) * (label != "x^3/sqrt(N)")))
+        jitter = 0.0005 * (cfg.seed == 1) * (label != "x^3/sqrt(N)")
+        recs.append(_record(cfg, 0.80 + planted.get(label, 0.001) + 0.01 * cfg.seed + jitter))
     frame = R.qk_frame(reversed(recs))
     assert list(dict.fromkeys(frame["variant"])) == [label for label, _, _ in critiques.qk_variants()]
     d = R.qk_differences(frame, margin=1.0).set_index("variant")
