@@ -29,7 +29,12 @@ output weights the model had not even reached the plateau (about 10% at length 6
 book preset therefore measures how fast each activation learns to copy from the context and
 whether any gets beyond the copy plateau (x^3/sqrt(i+1) did not reach the plateau: 0.9% at
 every length after the six epochs).  Recall proper (key matching) needs more training than
-this budget allows (how much more was not measured): the ``paper`` preset, or a larger one.
+this budget allows: the ``paper`` preset, or a larger one.  Two longer softmax probes (seed 0,
+one length, freshly drawn examples every epoch) stayed on the plateau too: length 64 with 8
+pairs, vocabulary 256, the micro model, 2,048 steps of 64 at 3e-3 (131,000 examples; 14% at
+8 pairs, 1/K = 12.5%); and length 64 with 4 pairs, vocabulary 128, Zoology's one-head model,
+3,072 steps of 64 (197,000 examples; 24% at 4 pairs, where the training loss settled at
+ln 4).  Zoology's schedule shows about 30 times as many examples.
 
 ``paper``: Zoology's published MQAR setting, listed for GPUs, not run: vocabulary 8192, the
 training mixture :data:`polyattn.data.mqar.TRAIN_MIX` (64/4 x 100,000; 128/8, 256/16,
