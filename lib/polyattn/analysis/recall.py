@@ -1,0 +1,61 @@
+"""Multi-query associative recall (chapter 07): accuracy per variant and test set, read against
+the two levels a model passes on its way to recall.
+
+With K key-value pairs and a vocabulary of V tokens (values from the upper half):
+
+* **guessing** a value: 2 / V (a value drawn uniformly from the V / 2 value tokens);
+* the **copy plateau**: 1 / K (a value copied from the K values of the context, without
+  matching the queried key); models that learn to read the context reach it first;
+* **recall**: towards 100%, once the queried key is matched.
+
+    levels(config)                # [(set name, L, K, guess, plateau)] of a config's test sets
+    recall_table(final, config)   # per variant and test set: mean [95% t-interval] and its level
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .stats import t_interval
+
+#: What a test set's interval says, in the order of the levels above.
+#: The copy plateau's band: 1/K divided or multiplied by this factor.
+PLATEAU_BAND = 1.25
+LEVELS = ("at guessing", "above guessing, below the copy plateau", "at the copy plateau", "above the copy plateau")
+
+
+def levels(config) -> list[tuple[str, int, int, float, float]]:
+    """(name, length, pairs, guessing, copy plateau) per test set of an MQAR ``config``."""
+    from ..tasks.mqar import options, set_names
+
+    o = options(config)
+    v = o["vocab_size"]
+    return [(name, L, K, 2.0 / v, 1.0 / K) for name, (L, K) in zip(set_names(o["test_sets"]), o["test_sets"])]
+
+
+def level_of(low: float, high: float, guess: float, plateau: float) -> str:
+    """Where a 95% interval [low, high] of recall accuracy lies among the levels of :data:`LEVELS`.
+    Guessing is a point: an interval that reaches down to it is *at* it.  The copy plateau is a
+    band, 1/K divided or multiplied by :data:`PLATEAU_BAND` (a model that copies a value without
+    matching the key gets 1/K only in the limit): an interval overlapping it is *at* it."""
+    if low <= guess:                # an interval wholly below guessing reads as guessing too
+        return LEVELS[0]
+    if high < plateau / PLATEAU_BAND:
+        return LEVELS[1]
+    if low <= plateau * PLATEAU_BAND:
+        return LEVELS[2]
+    return LEVELS[3]
+
+
+def recall_table(final: pd.DataFrame, config) -> pd.DataFrame:
+    """One row per variant (``activation`` holds the label) and test set: mean accuracy over seeds
+    and its 95% t-interval (fractions), the guessing and copy-plateau levels and :func:`level_of`."""
+    rows = []
+    for variant, g in final.groupby("activation", sort=False):
+        for name, L, K, guess, plateau in levels(config):
+            vals = g[f"acc_{name}"].astype(float)
+            mean, lo, hi = t_interval(vals)
+            lo_, hi_ = (mean, mean) if lo != lo else (lo, hi)
+            rows.append({"variant": variant, "test_set": name, "length": L, "pairs": K, "mean": mean, "ci_low": lo,
+                         "ci_high": hi, "n": int(vals.notna().sum()), "guess": guess, "plateau": plateau,
+                         "level": level_of(lo_, hi_, guess, plateau) if mean == mean else "diverged"})
+    return pd.DataFrame(rows)

@@ -1,0 +1,30 @@
+"""Recall accuracy against the guessing and copy-plateau levels (chapter 07's MQAR section)."""
+import pandas as pd
+import pytest
+
+from polyattn.analysis import recall
+from polyattn.experiments.mqar import causal_mqar
+
+
+def test_levels_follow_the_vocabulary_and_the_pairs():
+    cfg = causal_mqar("book", seeds=[0])[0]
+    got = recall.levels(cfg)
+    assert [(n, L, K) for n, L, K, _, _ in got] == [("L64", 64, 4), ("L128", 128, 8), ("L256", 256, 16)]
+    assert got[0][3] == pytest.approx(2 / 512) and got[2][4] == pytest.approx(1 / 16)
+
+
+@pytest.mark.parametrize("low,high,level", [
+    (0.001, 0.003, 0), (0.0, 0.001, 0), (0.01, 0.05, 1), (0.10, 0.19, 1),
+    (0.20, 0.30, 2), (0.30, 0.40, 2), (0.32, 0.40, 3), (0.40, 0.90, 3)])
+def test_level_of_places_an_interval(low, high, level):
+    assert recall.level_of(low, high, guess=0.004, plateau=0.25) == recall.LEVELS[level]
+
+
+def test_recall_table_reads_each_test_set_per_variant():
+    cfg = causal_mqar("book", seeds=[0])[0]
+    final = pd.DataFrame([{"activation": v, "seed": s, "acc_L64": a + 0.002 * s, "acc_L128": 0.125, "acc_L256": float("nan")}
+                          for v, a in (("softmax", 0.24), ("x^3/sqrt(i+1)", 0.009)) for s in (0, 1, 2)])
+    t = recall.recall_table(final, cfg).set_index(["variant", "test_set"])
+    assert t.loc[("softmax", "L64"), "level"] == "at the copy plateau"
+    assert t.loc[("x^3/sqrt(i+1)", "L64"), "level"] == "above guessing, below the copy plateau"
+    assert t.loc[("softmax", "L128"), "mean"] == pytest.approx(0.125) and t.loc[("softmax", "L256"), "level"] == "diverged"
