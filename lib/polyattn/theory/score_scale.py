@@ -16,6 +16,14 @@ from .presets import generator
 from .sampling import _mean_ci
 
 
+def random_scores(g: torch.Generator, reps: int, n: int, D: int, sigma: float) -> torch.Tensor:
+    """``reps`` score matrices S = A B ``[reps, N, N]`` with A ``[N, D]`` and B ``[D, N]`` i.i.d.
+    Gaussian of equal std s1 = s2, chosen so that Var(S) = D s1^2 s2^2 = sigma^2."""
+    scale = math.sqrt(sigma / math.sqrt(D))
+    a = torch.randn(reps, n, D, generator=g) * scale
+    return a @ (torch.randn(reps, D, n, generator=g) * scale)
+
+
 def score_scale_survey(specs: Sequence[str], sigmas: Iterable[float], n: int, reps: int, seed: int,
                        D: int = 64) -> pd.DataFrame:
     """E||phi(S)||_F / sqrt(N) for scores S = A B with A [N, D], B [D, N] Gaussian and std(S) = sigma.
@@ -26,10 +34,7 @@ def score_scale_survey(specs: Sequence[str], sigmas: Iterable[float], n: int, re
     rows = []
     for sigma in sigmas:
         g = generator(seed, "score-scale", n, D, float(sigma))
-        scale = math.sqrt(sigma / math.sqrt(D))     # s1 = s2, so Var(s) = D s1^2 s2^2 = sigma^2
-        a = torch.randn(reps, n, D, generator=g) * scale
-        b = torch.randn(reps, D, n, generator=g) * scale
-        s = a @ b
+        s = random_scores(g, reps, n, D, sigma)
         for spec in specs:
             w = _acts.get(spec)(s)
             vals = (w.double().pow(2).sum((-2, -1)).sqrt() / math.sqrt(n)).numpy()
@@ -46,8 +51,7 @@ def norm_vs_n_survey(specs: Sequence[str], ns: Iterable[int], sigma: float, reps
     rows = []
     for n in ns:
         g = generator(seed, "norm-vs-n", n, D, float(sigma))
-        scale = math.sqrt(sigma / math.sqrt(D))
-        s = (torch.randn(reps, n, D, generator=g) * scale) @ (torch.randn(reps, D, n, generator=g) * scale)
+        s = random_scores(g, reps, n, D, sigma)
         for spec in specs:
             vals = _acts.get(spec)(s).double().pow(2).sum((-2, -1)).sqrt().numpy()
             mean, se, lo, hi = _mean_ci(vals)
@@ -103,8 +107,7 @@ def jacobian_scale_survey(specs: Sequence[str], sigmas: Iterable[float], n: int,
     rows = []
     for sigma in sigmas:
         g = generator(seed, "jacobian-scale", n, D, float(sigma))
-        scale = math.sqrt(sigma / math.sqrt(D))
-        s = (torch.randn(reps, n, D, generator=g) * scale) @ (torch.randn(reps, D, n, generator=g) * scale)
+        s = random_scores(g, reps, n, D, sigma)
         for spec in specs:
             act = _acts.get(spec)
             jrows = act.jacobian_fro_sq(s).double().clamp_min(0)                    # [reps, N]
