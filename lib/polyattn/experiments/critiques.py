@@ -1,13 +1,12 @@
-"""Grids that would settle the reviewers' objections chapter 09 leaves open (defined, not yet run).
+"""Grids for the reviewers' objections that chapter 09 answers with trained runs.
 
-Both train Table 1's model and recipe (micro ViT, patch 4, 50 tokens; :func:`vit.table1`) with
-its norm probes, and change one thing:
+Each trains Table 1's model and recipe (micro ViT, patch 4, 50 tokens; :func:`vit.table1`)
+with its norm probes, and changes one thing:
 
-``weight_decay``: AdamW's weight decay at 0, 0.05 (Table 1's value) and 0.5 for softmax,
-x^3/sqrt(N) and the unscaled x^3: can a stronger decay do for the unscaled cube what the
-1/sqrt(N) scale does?  The book's optimiser decays every weight matrix, so the query and key
-projections are decayed along with the rest; a decay on Q and K alone would need an
-optimiser option the library does not have.
+``weight_decay`` (defined, not run for the book): AdamW's weight decay of every weight
+matrix at 0, 0.05 (Table 1's value) and 0.5 for softmax, x^3/sqrt(N) and the unscaled x^3:
+can a stronger decay of the whole model do for the unscaled cube what the 1/sqrt(N) scale
+does?  ``qk_controls`` below decays the query and key projections alone.
 
 ``powers``: x^p/sqrt(N) for p = 1..7 and the sign-keeping s|s|^(p-1)/sqrt(N) for even p,
 trained to the end of Table 1's schedule: does accuracy fall with p, as the gradient through
