@@ -254,13 +254,17 @@ def test_critique_grids_change_one_thing_of_table_one():
     t1 = vit.table1("book", seeds=[0])[0]
     wd = GRIDS["critique_weight_decay"]("book")
     assert {c.weight_decay for c in wd} == set(critiques.WEIGHT_DECAYS)
-    assert len(wd) == 3 * 3 * len(vit.TABLE1_SEEDS["book"]) and len({(c.hash, c.seed) for c in wd}) == len(wd)
+    assert len(wd) == 3 * 3 * len(critiques.CRITIQUE_SEEDS["book"]) and len({(c.hash, c.seed) for c in wd}) == len(wd)
+    assert set(critiques.CRITIQUE_SEEDS["book"]) < set(vit.TABLE1_SEEDS["book"])
     pw = GRIDS["critique_powers"]("book", seeds=[0])
     assert [c.activation for c in pw] == list(critiques.POWER_ACTIVATIONS)
-    for c in wd + pw:
+    qk = GRIDS["critique_qk_controls"]("book", seeds=[0])
+    assert [critiques.qk_label(c) for c in qk] == [label for label, _, _ in critiques.qk_variants()]
+    assert len({c.hash for c in qk}) == len(qk)
+    for c in wd + pw + qk:
         assert (c.model, c.patch_size, c.epochs, c.train_subset, c.lr, c.clip_grad) == \
                (t1.model, t1.patch_size, t1.epochs, t1.train_subset, t1.lr, t1.clip_grad)
-    assert all(c.weight_decay == t1.weight_decay for c in pw)
+    assert all(c.weight_decay == t1.weight_decay for c in pw + qk)
 
 
 def test_a_weight_decay_smoke_config_trains(tmp_path, monkeypatch):
