@@ -13,8 +13,7 @@ from polyattn import activations
 from polyattn.attention import MultiHeadAttention, attention
 from polyattn.kernels import choose_path, fused_attention, linear_degree
 from polyattn.kernels._common import elementwise_kernel, row_counts
-from polyattn.kernels.blocked import (CAUSAL_TILE_ELEMENTS, BlockedAttention, _Plan, block_sizes, blocked_attention,
-                                     per_head_rows)
+from polyattn.kernels.blocked import CAUSAL_TILE_ELEMENTS, BlockedAttention, _Plan, block_sizes, blocked_attention, per_head_rows
 from polyattn.kernels.linear import Degree2Attention, degree2_features, feature_dim, features, monomial_count
 
 #: The absolute floor, relative to the largest entry of the quantity (~30 float32 ulps).
