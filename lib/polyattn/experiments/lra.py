@@ -29,7 +29,8 @@ The tasks are SHORTENED, and the chapter says so; per task (see :data:`BOOK_TASK
 
 and train for 240-405 steps of 32 examples (a few thousand examples, 2-3 epochs; ListOps: one
 epoch of 25,600 examples, 800 steps) at a learning rate ten times the published one (1e-3,
-cosine decay after half an epoch of warm-up, a quarter for ListOps, weight decay 0.01, gradients clipped at 1); validation 500 and test 1,000 examples per task, the same
+cosine decay after half an epoch of warm-up, a quarter for ListOps, weight decay 0.01,
+gradients clipped at 1); validation 500 and test 1,000 examples per task, the same
 for every run.  Measured CPU seconds per training step on one thread (the range over the
 variants, x/sqrt(N) cheapest, sigmoid dearest): Image 0.16-0.22, ListOps 0.20-0.37, Text
 0.21-0.32, Retrieval 0.27-0.43, Pathfinder about 0.36 (estimated from its length); so a run
