@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import math
-from types import SimpleNamespace
 from typing import Iterable, Optional
 
 import numpy as np
@@ -73,7 +72,7 @@ def architecture_of(config) -> str:
     """"vit", "deit", "swin" or "xcit" for a config or a record's config dict."""
     from ..experiments.architectures import architecture
 
-    return architecture(SimpleNamespace(model=_config_value(config, "model")))
+    return architecture(config)
 
 
 def architecture_final(records: Iterable[dict]) -> pd.DataFrame:
