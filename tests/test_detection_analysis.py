@@ -89,6 +89,14 @@ def test_verdict_forms_follow_the_comparisons():
     assert detection_verdict(detection_differences(ap50))[0] == "equivalent within the margin"
 
 
+def test_one_seed_has_no_interval_and_no_holm_family():
+    final = detection_final(planted({}, seeds=(0,)))
+    d = detection_differences(final)
+    assert (d["n_pairs"] == 1).all() and (d["verdict"] == "inconclusive").all() and (d["family_size"] == 0).all()
+    form, summary = detection_verdict(d, learned(final))
+    assert form == "inconclusive at this power" and "Holm" not in summary and "(1 seed," in summary
+
+
 def test_noisy_pairs_are_inconclusive_with_the_detectable_effect():
     noisy = {"x^3/14": {"box_ap": 0.0, "mask_ap": 0.0}}
     recs = planted(noisy)

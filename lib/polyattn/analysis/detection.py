@@ -162,9 +162,10 @@ def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = Non
     for variant in dict.fromkeys(rows["variant"]):
         r = rows[rows["variant"] == variant]
         parts.append(f"{variant}: " + "; ".join(_short(x) for _, x in r.iterrows()))
+    family = int(diffs["family_size"].iloc[0])
+    holm_txt = f", Holm over {family} comparisons" if family > 1 else ""
     summary = (f"{prefix}Mask R-CNN on {what}, polynomial minus softmax in AP points ({n} seed{'s' if n != 1 else ''}, "
-               f"margin $\\pm${margin:g}, Holm over {int(diffs['family_size'].iloc[0])} comparisons): "
-               + " | ".join(parts) + ".")
+               f"margin $\\pm${margin:g}{holm_txt}): " + " | ".join(parts) + ".")
     return form, summary
 
 
