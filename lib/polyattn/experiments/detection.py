@@ -12,15 +12,16 @@ items (:mod:`polyattn.data.scenes`) with a small plain-ViT backbone
 
 ``smoke``: seconds per run (a 32 x 32 canvas, 16 training scenes), for CI; never evidence.
 
-``book``: 3 seeds, sized for one CPU thread per run (about 40 CPU-minutes each, the 9 runs in
-about 6 CPU-hours).  Scenes on a 64 x 64 canvas, 1-4 Fashion-MNIST items each of 18-32 pixels
-(:class:`polyattn.data.scenes.SceneSpec`'s defaults); 4,000 training scenes, 500 test scenes,
+``book``: 3 seeds, sized for one CPU thread per run (about 13 CPU-minutes each, the 9 runs in
+about 2 CPU-hours, a third of the 6 CPU-hours first planned, so that the grid fits one working
+session on two cores).  Scenes on a 64 x 64 canvas, 1-4 Fashion-MNIST items each of 18-32 pixels
+(:class:`polyattn.data.scenes.SceneSpec`'s defaults); 3,000 training scenes, 500 test scenes,
 the same for every run.  Backbone: the ViT ``micro`` (width 64, 4 blocks, 4 heads, about 0.34M
 parameters) on 4 x 4 patches, so N = 256 tokens, with a three-level simple feature pyramid
 (strides 4, 8, 16; 64 channels), anchors of 12, 24 and 48 pixels, and the ``light`` Mask R-CNN
 heads (1.35M parameters in all).  AdamW at 5e-4 (cosine decay after a quarter epoch of
-warm-up), weight decay 0.05, gradients clipped at 1, batches of 8, 4 epochs (2,000 steps),
-evaluated after epochs 2 and 4.
+warm-up), weight decay 0.05, gradients clipped at 1, batches of 8, 2 epochs (750 steps),
+evaluated after each epoch.
 
 Measured while sizing it (CPU time of one thread, on a 2-core machine shared with other
 training runs at a load of 4-8, so upper bounds): a training step takes 0.69 s with softmax,
@@ -29,15 +30,15 @@ evaluation takes 0.1-0.2 s per test scene (0.2 s untrained, when every scene has
 detections).  A softmax probe of 750 steps (2,000 training scenes, 3 epochs, 200 test scenes,
 otherwise the book's settings) took 853 CPU-seconds with its three evaluations at a load of
 about 8, i.e. about 1.0 s per step, and reached box AP 35.9 (AP50 58.3) and mask AP 29.7
-(AP50 54.9); after its first epoch, 27.5 box AP.  Extrapolated: 2,000 steps at 0.7-1.15 s plus
-two evaluations of 500 scenes (1-3 minutes) give 25-40 CPU-minutes per run.
+(AP50 54.9); after its first epoch, 27.5 box AP.  The book keeps that probe's 750 steps with
+more distinct scenes (3,000 seen twice instead of 2,000 seen three times).
 
 Every reduction against the paper's COCO experiment (whose backbones and schedule are not
 public): synthetic 64 x 64 grey scenes of 10 classes instead of COCO's photographs (118,000
 training images of 80 classes, resized to 800-1,333 pixels); a width-64, 4-block ViT on N = 256
 tokens instead of an ImageNet-sized backbone (ViT/XCiT-S is about 22-26M parameters) and no
 ImageNet pre-training; 64-channel pyramid and light heads instead of 256 channels and
-torchvision's heads; 2,000 steps of 8 scenes (16,000 scenes seen) instead of a 1x-3x COCO
+torchvision's heads; 750 steps of 8 scenes (6,000 scenes seen) instead of a 1x-3x COCO
 schedule (90,000-270,000 steps of 16 images); no augmentation; a learning rate of 5e-4 instead
 of 1e-4, for the short schedule.
 
@@ -71,8 +72,8 @@ _SCALE = {
                   epochs=1, batch_size=8, lr=5e-4, weight_decay=0.05, warmup_epochs=0.5,
                   options=dict(scenes=dict(min_items=1, max_items=2, min_side=12, max_side=16, min_area=8),
                                eval_batch=8)),
-    "book": dict(dataset="scenes", image_size=64, patch_size=4, model="micro", train_subset=4000, test_subset=500,
-                 epochs=4, batch_size=8, lr=5e-4, weight_decay=0.05, warmup_epochs=0.25, eval_every=2,
+    "book": dict(dataset="scenes", image_size=64, patch_size=4, model="micro", train_subset=3000, test_subset=500,
+                 epochs=2, batch_size=8, lr=5e-4, weight_decay=0.05, warmup_epochs=0.25, eval_every=1,
                  options=dict(eval_batch=50)),
     "paper": dict(dataset="coco", image_size=1024, patch_size=16, model="small", drop_path=0.1, epochs=36,
                   batch_size=16, lr=1e-4, weight_decay=0.05, warmup_epochs=0.07, clip_grad=0.0, num_workers=8,
