@@ -13,7 +13,7 @@ from polyattn import activations
 from polyattn.attention import MultiHeadAttention, attention
 from polyattn.kernels import choose_path, fused_attention, linear_degree
 from polyattn.kernels._common import elementwise_kernel, row_counts
-from polyattn.kernels.blocked import BlockedAttention, _Plan, block_sizes, blocked_attention, per_head_rows
+from polyattn.kernels.blocked import CAUSAL_TILE_ELEMENTS, BlockedAttention, _Plan, block_sizes, blocked_attention, per_head_rows
 from polyattn.kernels.linear import Degree2Attention, degree2_features, feature_dim, features, monomial_count
 
 #: The absolute floor, relative to the largest entry of the quantity (~30 float32 ulps).
@@ -315,7 +315,9 @@ def test_block_sizes_cover_whole_matrices_or_single_heads():
     g, bq, bk = block_sizes(32, 1024, 1024)
     assert g == 1 and bq * bk <= 1024 * 1024
     g, bq, bk = block_sizes(32, 4096, 4096, causal=True)
-    assert g == 1 and bq == bk < 4096                              # square blocks: skip above the diagonal
+    assert bq == bk < 4096                                         # square blocks: skip above the diagonal
+    assert 1 < g < 32 and g * bq * bk <= CAUSAL_TILE_ELEMENTS      # several heads per tile, a bounded tile
+    assert block_sizes(2, 4096, 4096, causal=True)[0] == 2         # never more heads than there are
     with pytest.raises(ValueError, match="positive"):
         blocked_attention(torch.zeros(1, 2, 2), torch.zeros(1, 2, 2), torch.zeros(1, 2, 2),
                           elementwise_kernel(activations.get("relu_n")), torch.ones(1, 1, 1), blocks=(0, 1, 1))
@@ -349,3 +351,27 @@ def attention_module_naive(module, x):
     naive = MultiHeadAttention(16, 4, module.activation.spec, path="naive")
     naive.load_state_dict(module.state_dict())
     return naive(x)
+
+
+@pytest.mark.parametrize("spec", ["poly:p=3", "poly:p=2", "poly:p=1", "relu_n", "sigmoid"])
+def test_causal_tiles_give_future_keys_exactly_zero_weight(spec):
+    """Rows before position m are bit-for-bit the same, values and gradients, whatever the keys
+    and values from m on hold: the invisible entries of a tile the diagonal crosses weigh exactly 0
+    (scores zeroed before g when g(0) = 0, weights after it otherwise)."""
+    torch.manual_seed(0)
+    bh, n, d, m = 6, 21, 8, 9
+    kern = elementwise_kernel(activations.get(spec))
+    counts = torch.arange(1, n + 1, dtype=torch.float32).view(1, n, 1)
+    q, k, v = (torch.randn(bh, n, d) for _ in range(3))
+    k2, v2 = k.clone(), v.clone()
+    k2[:, m:] *= 1e3
+    v2[:, m:] = 1e30
+    outs, grads = [], []
+    for kk, vv in ((k, v), (k2, v2)):
+        qq = q.clone().requires_grad_()
+        out = blocked_attention(qq, kk, vv, kern, counts, causal=True, blocks=(4, 8, 8))
+        out[:, :m].sum().backward()
+        outs.append(out[:, :m].detach())
+        grads.append(qq.grad[:, :m])
+    assert torch.equal(outs[0], outs[1])
+    assert torch.equal(grads[0], grads[1])

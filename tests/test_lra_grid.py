@@ -60,3 +60,18 @@ def test_smoke_settings_load(task, tmp_path, monkeypatch):
             pytest.skip(str(exc))
         raise
     assert len(data.train) == cfg.train_subset and len(data.test) == cfg.test_subset
+
+
+def test_paper_configs_read_user_supplied_data_from_data_root(tmp_path):
+    from dataclasses import replace
+
+    from polyattn.data.errors import DatasetMissing
+    from polyattn.tasks import get_task
+    from polyattn.tasks.lra import data_options
+
+    by_task = {task_of(c): c for c in lra("paper")}
+    text = replace(by_task["text"], data_root=str(tmp_path))
+    assert data_options(text)["root"] == str(tmp_path)
+    assert "root" not in data_options(replace(by_task["listops"], data_root=str(tmp_path)))  # generated: no files
+    with pytest.raises(DatasetMissing, match=str(tmp_path)):
+        get_task("lra").load(replace(text, train_subset=4, test_subset=4), 1, 0)

@@ -118,7 +118,7 @@ def packages() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0]}
-    for name in ("torch", "torchvision", "numpy", "polyattn"):
+    for name in ("torch", "torchvision", "numpy", "polyattn", "torchmetrics", "pycocotools"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:

@@ -98,6 +98,13 @@ CLAIMS = (
           "review ICLR 2026", "09_critiques", retrained=True),
     Claim("attention_maps", "The heat maps show only that the activations differ (softmax cannot be negative, "
           "heads have no pre-ordained role)", "review ICLR 2025; review ICLR 2026", "09_critiques", retrained=True),
+    Claim("table2_architectures", "Table 2 across architectures: $x^3$ matches or beats softmax on ViT, DeiT, Swin "
+          "and XCiT", "paper", "10_architectures"),
+    Claim("n_windows_channels", "What $N$ is where attention runs over windows (Swin) or channels (XCiT), where the "
+          "paper's $1/14$ is not $1/\\sqrt{N}$, and whether the reading matters", "paper (not stated)",
+          "10_architectures"),
+    Claim("detection_segmentation", "Detection and instance segmentation (Mask R-CNN on COCO): $x^3$ is near-identical "
+          "to softmax", "paper; review ICLR 2026", "10_architectures"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 

@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, critiques, lra, mqar, physics, vit
+from . import architectures, causal, critiques, detection, lra, mqar, physics, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -19,6 +19,7 @@ GRIDS = {
     "critique_weight_decay": critiques.weight_decay,
     "critique_powers": critiques.powers,
     "critique_qk_controls": critiques.qk_controls,
+    "detection_proxy": detection.detection_proxy,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "critiques", "lra", "mqar", "physics", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "vit"]

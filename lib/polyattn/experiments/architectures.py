@@ -75,10 +75,12 @@ def table2(preset: str = "book", seeds=None, device: str = "cuda") -> list[Train
     return out
 
 
-def architecture(config: TrainConfig) -> str:
-    """The architecture ("vit", "deit", "swin", "xcit") of a config of this grid."""
+def architecture(config) -> str:
+    """The architecture ("vit", "deit", "swin", "xcit") of a config of this grid (a TrainConfig or a
+    record's config dict)."""
+    model = config.get("model") if isinstance(config, dict) else config.model
     for table in (BOOK_ARCHITECTURES, PAPER_ARCHITECTURES):
         for arch, spec in table.items():
-            if spec["model"] == config.model:
+            if spec["model"] == model:
                 return arch
-    raise ValueError(f"{config.model!r} is not a model of the architectures grid")
+    raise ValueError(f"{model!r} is not a model of the architectures grid")

@@ -59,6 +59,11 @@ class ElementwiseKernel:
     #: k with g(c s) = c^k g(s) for c > 0, when small enough that the blocked path may
     #: apply the 1/sqrt(d) score scale after g (as c^k) instead of scaling q; else None.
     degree: Optional[int] = None
+    #: g(0) = 0: the blocked path masks a causal tile by zeroing its invisible scores
+    #: before g (a multiplication, cheaper than filling the weights after it)
+    zero_at_zero: bool = False
+    #: g'(0) = 0 as well: the masked scores then give dS = 0 without masking dS
+    grad_zero_at_zero: bool = False
 
     def row_scale(self, n: Tensor) -> Optional[Tensor]:
         return None
@@ -77,6 +82,7 @@ class PolyKernel(ElementwiseKernel):
     def __init__(self, p: int, c: Optional[float]):
         self.p, self.c = p, c
         self.grad_factor = float(p)
+        self.zero_at_zero, self.grad_zero_at_zero = True, p >= 2
         # unscaled scores are sqrt(d) times larger; their p-th power stays far from
         # float32 overflow for small p only
         self.degree = p if p <= 4 else None
@@ -103,6 +109,7 @@ class ReluNKernel(ElementwiseKernel):
     """``relu(s) / N``."""
 
     degree = 1
+    zero_at_zero = grad_zero_at_zero = True
 
     def row_scale(self, n):
         return 1.0 / n

@@ -226,7 +226,9 @@ def _causal_aligned(q: Tensor, k: Tensor, v: Tensor, p: int, chunk: int, state0:
     # inside each chunk: the weights themselves, lower triangle
     s = qc @ kc.transpose(-2, -1)
     w = s if p == 1 else s.pow(p)
-    w = torch.where(torch.ones(c, c, dtype=torch.bool, device=s.device).tril(), w, torch.zeros((), device=s.device))
+    # keys after the query weigh exactly 0: scores are finite, and a product with a 0/1 mask is a
+    # fifth of the cost of ``torch.where`` here, forward and backward (measured, one thread)
+    w = w * torch.ones(c, c, device=s.device).tril()
     out = w @ vc
     if nc > 1 or state0 is not None:
         fk = features(kc, p)                                            # [B, H, nc, c, F]

@@ -4,6 +4,7 @@ A new task is a new module here and one line in :data:`TASKS`, not a new trainin
 """
 from .base import ACCURACY, TEST_LOSS, Batch, Metric
 from .charlm import CharLanguageModel
+from .detection import Detection
 from .images import ImageClassification
 from .lra import LongRangeArena
 from .mqar import MultiQueryRecall
@@ -15,6 +16,7 @@ TASKS = {
     "lra": LongRangeArena(),
     "pde": PhysicsInformed(),
     "mqar": MultiQueryRecall(),
+    "detection": Detection(),
 }
 
 

@@ -45,7 +45,7 @@ class LongRangeArena:
 
         max_len = config.options.get("max_len")
         if max_len is None:
-            data = load_lra(config.dataset, 1, 1, 1, seed=0, **config.options.get("data", {}))
+            data = load_lra(config.dataset, 1, 1, 1, seed=0, **data_options(config))
             max_len = data.train.tokens.shape[1]
         return {"seq_len": int(max_len)}
 
@@ -53,7 +53,7 @@ class LongRangeArena:
         from ..data.lra import load_lra
 
         return load_lra(config.dataset, config.train_subset, config.options.get("val", 500), config.test_subset,
-                        max_len=config.options.get("max_len"), seed=0, **config.options.get("data", {}))
+                        max_len=config.options.get("max_len"), seed=0, **data_options(config))
 
     def build_model(self, config, data):
         from ..models.seq_classifier import SequenceClassifier
@@ -147,3 +147,14 @@ def length_bins(lengths, correct, bins: int = LENGTH_BINS) -> list[dict]:
         out.append({"lo": chunk[0][0], "hi": chunk[-1][0], "n": len(chunk), "correct": k, "acc": k / len(chunk)})
         start = end
     return out
+
+
+def data_options(config) -> dict:
+    """The loader's options of a config: ``options["data"]``, plus ``config.data_root`` as the
+    ``root`` of the tasks read from user-supplied files (IMDb, AAN, CIFAR-10)."""
+    from ..data.lra import options
+
+    opts = dict(config.options.get("data", {}))
+    if config.data_root and "root" in options(config.dataset) and "root" not in opts:
+        opts["root"] = config.data_root
+    return opts

@@ -1,0 +1,173 @@
+"""Tables and the verdict of the detection proxy (Mask R-CNN on synthetic scenes) from records.
+
+The grid (:mod:`polyattn.experiments.detection`) trains one Mask R-CNN per activation and seed
+and records four COCO metrics: box AP, box AP50, mask AP and mask AP50 (fractions, shown in per
+cent, so differences are AP points).  Here::
+
+    final = detection_final(records)        # one row per run, with the variant's label
+    detection_table(final)                  # per variant and metric: mean, sd, min, max over seeds
+    learned(final)                          # did softmax learn at all (AP above zero)?
+    diffs = detection_differences(final)    # paired by seed, per metric; Holm over the whole table
+    form, summary = detection_verdict(diffs, learned(final))
+
+The comparison reuses :func:`polyattn.analysis.stats.paired_difference` (t interval, paired
+t-test, TOST against the margin, minimal detectable effect) on a long frame with one row per
+run and metric, so one call tests every (variant, metric) pair and Holm's correction spans all
+of them.  The verdict rests on the two primary COCO metrics (box AP and mask AP) of every
+polynomial variant; AP50 is reported and tested in the same family.
+
+The equivalence margin, :data:`EQUIVALENCE_MARGIN` = 2 AP points, is fixed before any record of
+the grid is read: "near-identical" on COCO would be a fraction of a point, but on a proxy with
+three seeds a margin below the seed-to-seed spread of AP could never be met, and 2 points is the
+margin the book uses for accuracy on the shortened LRA.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..tasks.base import Metric
+from ..tasks.detection import METRICS
+from ._common import _check_records
+from .frames import final_metrics
+from .lra import BOOK_FORMS, combined_form
+from .stats import ALPHA, POWER, paired_difference, t_interval
+from .verdicts import comparison_verdict
+
+#: The equivalence margin in AP points, fixed before the records were read (see the module docstring).
+EQUIVALENCE_MARGIN = 2.0
+#: The metrics the verdict rests on (COCO's primary metrics); the AP50 rows are reported beside them.
+PRIMARY = ("box_ap", "mask_ap")
+#: A metric of the long frame: AP of any kind, in per cent, so that differences are AP points.
+AP = Metric("ap", "%", True, 100.0, "AP")
+METRIC_NAMES = tuple(m.name for m in METRICS)
+LABELS = {m.name: m.label for m in METRICS}
+
+
+def detection_final(records: Iterable[dict]) -> pd.DataFrame:
+    """:func:`~polyattn.analysis.final_metrics` of detection records with ``variant``, the grid's
+    label of the activation (``softmax``, ``x^3/sqrt(N)``, ``x^3/14``)."""
+    from ..experiments.detection import variant_label
+
+    records = _check_records(records)
+    bad = sorted({r.get("task") for r in records} - {"detection"})
+    if bad:
+        raise ValueError(f"detection_final takes records of the detection task, got tasks {bad}")
+    final = final_metrics(records)
+    final.insert(0, "variant", [variant_label(r["config"]["activation"]) for r in records])
+    return final
+
+
+def _variants(final: pd.DataFrame) -> list[str]:
+    from ..experiments.detection import DETECTION_VARIANTS
+
+    known = [label for label, _ in DETECTION_VARIANTS if label in set(final["variant"])]
+    return known + [v for v in dict.fromkeys(final["variant"]) if v not in known]
+
+
+def detection_table(final: pd.DataFrame) -> pd.DataFrame:
+    """Per variant (rows, the grid's order) and metric: ``mean``, ``sd``, ``min``, ``max`` over the
+    seeds that trained (in AP points), ``n`` seeds and ``n_diverged``; one row per (variant, metric)."""
+    rows = []
+    for variant in _variants(final):
+        g = final[final["variant"] == variant]
+        for name in METRIC_NAMES:
+            x = g[name].to_numpy(dtype=float) * 100.0
+            x = x[np.isfinite(x)]
+            rows.append({"variant": variant, "metric": name, "label": LABELS[name], "n": len(x),
+                         "n_diverged": int((g["status"] == "diverged").sum()),
+                         "mean": float(x.mean()) if len(x) else np.nan,
+                         "sd": float(x.std(ddof=1)) if len(x) > 1 else np.nan,
+                         "min": float(x.min()) if len(x) else np.nan, "max": float(x.max()) if len(x) else np.nan})
+    return pd.DataFrame(rows, columns=["variant", "metric", "label", "n", "n_diverged", "mean", "sd", "min", "max"])
+
+
+def wide_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    """:func:`detection_table` as one row per variant and one column per metric, "mean ± sd"."""
+    def cell(r):
+        if not np.isfinite(r["mean"]):
+            return "diverged"
+        return f"{r['mean']:.{digits}f}" + (f" ± {r['sd']:.{digits}f}" if np.isfinite(r["sd"]) else "")
+
+    t = table.assign(cell=[cell(r) for _, r in table.iterrows()])
+    out = t.pivot(index="variant", columns="label", values="cell")
+    return out.reindex(index=list(dict.fromkeys(table["variant"])), columns=[LABELS[n] for n in METRIC_NAMES])
+
+
+def long_frame(final: pd.DataFrame) -> pd.DataFrame:
+    """One row per run and metric: the run's columns, ``measure`` (the metric's name) and ``ap``."""
+    missing = [c for c in ("variant", "activation", "seed", "status", *METRIC_NAMES) if c not in final.columns]
+    if missing:
+        raise ValueError(f"the frame lacks the columns {missing}; build it with detection_final(records)")
+    keep = [c for c in final.columns if c not in METRIC_NAMES and not c.startswith("last_")]
+    out = final.melt(id_vars=keep, value_vars=list(METRIC_NAMES), var_name="measure", value_name="ap")
+    out.attrs["metrics"] = {"ap": AP.as_dict()}
+    return out
+
+
+def detection_differences(final: pd.DataFrame, baseline: str = "softmax", margin: float = EQUIVALENCE_MARGIN,
+                          compare: Optional[Sequence[str]] = None, confidence: float = 0.95, alpha: float = ALPHA,
+                          power: float = POWER) -> pd.DataFrame:
+    """Per variant and metric, the same-seed differences from ``baseline`` in AP points:
+    :func:`~polyattn.analysis.paired_difference` keyed by ``variant`` and grouped by ``measure``
+    (t interval, paired t-test, TOST against ``±margin``, MDE), ``p_holm`` over every row, and
+    ``verdict`` / ``verdict_text`` from :func:`~polyattn.analysis.comparison_verdict`."""
+    d = paired_difference(long_frame(final), baseline=baseline, by=["measure"], metric=AP, compare=compare,
+                          confidence=confidence, margin=margin, alpha=alpha, power=power, key="variant")
+    d.insert(1, "label", [LABELS.get(m, m) for m in d["measure"]])
+    verdicts = [comparison_verdict(r, name=f"{r['variant']} ({LABELS.get(r['measure'], r['measure'])})",
+                                   baseline=f"{baseline} ({LABELS.get(r['measure'], r['measure'])})", alpha=alpha)
+                for _, r in d.iterrows()]
+    d["verdict"] = [v.form for v in verdicts]
+    d["verdict_text"] = [v.text for v in verdicts]
+    return d
+
+
+def learned(final: pd.DataFrame, variant: str = "softmax", metric: str = "box_ap", confidence: float = 0.95) -> dict:
+    """Did ``variant`` learn the task?  Its mean ``metric`` over seeds (AP points), the t interval,
+    and ``learned``: the interval's lower end above 0 (one seed: its AP above 0)."""
+    x = final.loc[final["variant"] == variant, metric].to_numpy(dtype=float) * 100.0
+    x = x[np.isfinite(x)]
+    m, lo, hi = t_interval(x, confidence)
+    ok = bool(len(x) and (lo > 0 if np.isfinite(lo) else (len(x) == 1 and x[0] > 0)))
+    return {"variant": variant, "metric": metric, "n": len(x), "mean": m, "ci_low": lo, "ci_high": hi, "learned": ok}
+
+
+def _short(row) -> str:
+    lo, hi = row["ci_low"], row["ci_high"]
+    ci = f" (95% CI {lo:+.1f} to {hi:+.1f})" if np.isfinite(lo) else ""
+    return f"{LABELS.get(row['measure'], row['measure'])} {row['mean_diff']:+.1f}{ci}, {BOOK_FORMS[row['verdict']]}"
+
+
+def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = None, prefix: str = "",
+                      what: str = "the synthetic Fashion-MNIST scenes") -> tuple[str, str]:
+    """``(form, summary)`` for the claim "detection and instance segmentation with a polynomial
+    are near-identical to softmax": a form of :data:`polyattn.book.claims.FORMS` combined over the
+    primary metrics of every polynomial variant (:func:`~polyattn.analysis.lra.combined_form`), and
+    one sentence with the differences in AP points.  When softmax did not learn the task
+    (``softmax_learned["learned"]`` false) the form is ``inconclusive at this scale``."""
+    if softmax_learned is not None and not softmax_learned["learned"]:
+        mean = softmax_learned["mean"]
+        return ("inconclusive at this scale",
+                f"{prefix}softmax did not learn {what} (box AP {mean:.1f}), so nothing can be compared.")
+    rows = diffs[diffs["measure"].isin(PRIMARY)]
+    if rows.empty:
+        return "inconclusive at this scale", f"{prefix}no polynomial variant was paired with softmax."
+    form = combined_form(list(rows["verdict"]))
+    n = int(rows["n_pairs"].max())
+    margin = float(rows["margin"].iloc[0])
+    parts = []
+    for variant in dict.fromkeys(rows["variant"]):
+        r = rows[rows["variant"] == variant]
+        parts.append(f"{variant}: " + "; ".join(_short(x) for _, x in r.iterrows()))
+    family = int(diffs["family_size"].iloc[0])
+    holm_txt = f", Holm over {family} comparisons" if family > 1 else ""
+    summary = (f"{prefix}Mask R-CNN on {what}, polynomial minus softmax in AP points ({n} seed{'s' if n != 1 else ''}, "
+               f"margin $\\pm${margin:g}{holm_txt}): " + " | ".join(parts) + ".")
+    return form, summary
+
+
+__all__ = ["AP", "EQUIVALENCE_MARGIN", "PRIMARY", "detection_differences", "detection_final", "detection_table",
+           "detection_verdict", "learned", "long_frame", "wide_table"]

@@ -1,0 +1,172 @@
+"""Chapter 10's tables on synthetic records of the architectures grid: planted differences come back out,
+and N per architecture is what the built models use."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from polyattn.analysis import architectures as arch
+from polyattn.experiments.architectures import table2
+from polyattn.results import config_dict
+from polyattn.tasks.base import ACCURACY, TEST_LOSS
+
+pytest.importorskip("timm")
+
+NOISE = {0: 0.0, 1: 0.004, 2: -0.004}     # shared by every variant of a seed: cancels in the pairs
+
+
+def make_record(cfg, acc, status="ok"):
+    metrics = [{"epoch": 1, "step": 10, "train_loss": 1.0, "train_acc": acc, "test_loss": 1.0, "test_acc": acc,
+                "lr": 1e-3, "wall_s": 5.0}]
+    return {"schema": 1, "experiment": cfg.experiment, "config": config_dict(cfg), "config_hash": cfg.hash,
+            "seed": cfg.seed, "preset": cfg.preset, "status": status, "diverged_step": None, "task": "images",
+            "seq_lens": cfg.seq_lens, "metrics_spec": [m.as_dict() for m in (ACCURACY, TEST_LOSS)],
+            "metrics": metrics, "probes": [], "n_params": 1000,
+            "provenance": {"git_commit": "abc", "git_dirty": False, "wall_s": 5.0}}
+
+
+def planted(diff, base=0.7):
+    """Records of the smoke grid with 3 seeds; ``diff[(architecture, variant)]`` is the variant's
+    accuracy minus softmax's (a fraction), plus a per-seed jitter of +-0.0005 so the pairs vary."""
+    recs = []
+    for cfg in table2("smoke", seeds=[0, 1, 2]):
+        a, v = arch.architecture_of(cfg), arch.variant_label(cfg)
+        jitter = 0.0 if v == arch.SOFTMAX else 0.0005 * (cfg.seed - 1)
+        recs.append(make_record(cfg, base + NOISE[cfg.seed] + diff.get((a, v), 0.0) + jitter))
+    return recs
+
+
+def test_final_frame_names_architecture_variant_and_n():
+    final = arch.architecture_final(planted({}))
+    assert len(final) == 39
+    assert list(dict.fromkeys(final["architecture"])) == ["vit", "deit", "swin", "xcit"]
+    assert set(final.loc[final["architecture"] == "xcit", "variant"]) == set(arch.VARIANTS)
+    assert arch.TOKENS not in set(final.loc[final["architecture"] != "xcit", "variant"])
+    xcit = final[final["architecture"] == "xcit"].set_index("variant")
+    assert xcit.loc[arch.TOKENS, "seq_len"].iloc[0] == 64 and xcit.loc[arch.OWN, "seq_len"].iloc[0] == 16
+    assert set(xcit.loc[arch.TOKENS, "n_rule"]) == {"tokens"}
+    assert set(final.loc[final["architecture"] == "swin", "seq_len"]) == {16}
+    assert set(final.loc[final["architecture"] == "swin", "tokens"]) == {256}
+
+
+def test_variant_label_refuses_what_the_grid_does_not_run():
+    cfg = table2("smoke")[0]
+    assert arch.variant_label(cfg.replace(activation="poly:p=3,c=2/28")) == arch.FIXED
+    with pytest.raises(ValueError, match="not a variant of the architectures grid"):
+        arch.variant_label(cfg.replace(activation="relu_n"))
+
+
+def test_differences_from_softmax_come_back_with_holm_over_the_table():
+    diff = {("swin", arch.FIXED): -0.05, ("vit", arch.OWN): 0.02, ("xcit", arch.TOKENS): 0.01}
+    final = arch.architecture_final(planted(diff))
+    summary = arch.accuracy_summary(final).set_index(["architecture", "variant"])
+    assert summary.loc[("swin", arch.SOFTMAX), "mean"] == pytest.approx(70.0)
+    assert summary.loc[("swin", arch.FIXED), "rank"] == 3 and summary.loc[("vit", arch.OWN), "rank"] == 1
+    d = arch.vs_softmax(final, margin=1.0).set_index(["architecture", "variant"])
+    assert len(d) == 9 and set(d["family_size"]) == {9}
+    assert d.loc[("swin", arch.FIXED), "mean_diff"] == pytest.approx(-5.0)
+    assert d.loc[("vit", arch.OWN), "mean_diff"] == pytest.approx(2.0)
+    assert d.loc[("xcit", arch.TOKENS), "mean_diff"] == pytest.approx(1.0)
+    assert (d["p_holm"] >= d["t_p"] - 1e-12).all()
+    forms = {k: arch.comparison_verdict(r).form for k, r in d.iterrows()}
+    assert forms[("swin", arch.FIXED)] == "worse" and forms[("vit", arch.OWN)] == "better"
+    assert forms[("deit", arch.OWN)] == "equivalent"
+
+
+def test_pooling_over_architectures_and_the_claim_form():
+    # every architecture within the margin: the pooled rows and the claim are equivalent
+    final = arch.architecture_final(planted({}))
+    pooled = arch.pooled_vs_softmax(final, margin=1.0)
+    assert list(pooled["variant"]) == [arch.OWN, arch.FIXED]        # N = tokens is XCiT's alone: not pooled
+    assert set(pooled["n_cells"]) == {4} and set(pooled["n_pairs"]) == {12}
+    per = arch.vs_softmax(final, margin=1.0)
+    assert arch.table2_form(pooled, per)[0] == "equivalent within the margin"
+    # x^3/14 better on two architectures and worse on two: the cells disagree, the claim is mixed
+    diff = {("vit", arch.FIXED): 0.04, ("deit", arch.FIXED): 0.04, ("swin", arch.FIXED): -0.04,
+            ("xcit", arch.FIXED): -0.04}
+    final = arch.architecture_final(planted(diff))
+    pooled = arch.pooled_vs_softmax(final, margin=1.0).set_index("variant")
+    assert pooled.loc[arch.FIXED, "mean_diff"] == pytest.approx(0.0, abs=1e-9)
+    assert pooled.loc[arch.FIXED, "heterogeneity_p"] < 0.05
+    form, per_variant = arch.table2_form(pooled.reset_index(), arch.vs_softmax(final, margin=1.0))
+    assert per_variant == {arch.OWN: "equivalent within the margin", arch.FIXED: "mixed"} and form == "mixed"
+    # one architecture without x^3/14: only x^3/sqrt(N) is pooled
+    assert arch.common_variants(final[~((final["architecture"] == "vit") & (final["variant"] == arch.FIXED))]) == \
+        [arch.OWN]
+
+
+def test_readings_of_n_against_each_architectures_own():
+    diff = {("swin", arch.FIXED): -0.03, ("xcit", arch.OWN): 0.01, ("xcit", arch.TOKENS): 0.03}
+    r = arch.n_readings(arch.architecture_final(planted(diff)), margin=1.0).set_index(["architecture", "variant"])
+    assert len(r) == 5 and set(r["baseline"]) == {arch.OWN}
+    assert r.loc[("swin", arch.FIXED), "mean_diff"] == pytest.approx(-3.0)
+    assert r.loc[("xcit", arch.TOKENS), "mean_diff"] == pytest.approx(2.0)
+    assert r.loc[("xcit", arch.FIXED), "mean_diff"] == pytest.approx(-1.0)
+
+
+def test_n_per_architecture_is_read_from_the_models():
+    book = arch.attention_n_table(table2("book"), in_chans=1).set_index(["architecture", "n_rule"])
+    assert book.loc[("vit", ""), "N"] == 50 and book.loc[("vit", ""), "module"] == "Attention"
+    assert book.loc[("swin", ""), "N"] == 16 and book.loc[("swin", ""), "N per layer"] == "16"
+    assert book.loc[("swin", ""), "tokens"] == 256
+    assert book.loc[("xcit", "channels"), "N"] == 16 and book.loc[("xcit", "tokens"), "N"] == 64
+    assert book.loc[("xcit", "channels"), "other layers"] == "1 x ClassAttn (N = 65)"
+    assert book.loc[("swin", ""), "fixed / own"] == pytest.approx(4 / 14)
+    # the first layer's N and tokens are those the grid's configs (and so the records) carry
+    for c in table2("book", seeds=[0]):
+        row = book.loc[(arch.architecture_of(c), (c.options or {}).get("n_rule") or
+                        ("channels" if "xcit" in c.model else ""))]
+        assert (row["N"], row["tokens"]) == (c.seq_lens["seq_len"], c.seq_lens["tokens"])
+    paper = arch.attention_n_table(table2("paper")).set_index(["architecture", "n_rule"])
+    assert paper.loc[("swin", ""), "N"] == 49 and paper.loc[("swin", ""), "1/sqrt(N)"] == pytest.approx(1 / 7)
+    assert paper.loc[("xcit", "channels"), "N"] == 48 and paper.loc[("xcit", "tokens"), "N"] == 196
+    assert paper.loc[("vit", ""), "N"] == 197 and paper.loc[("swin", ""), "fixed / own"] == pytest.approx(0.5)
+
+
+def test_model_text_counts_the_parameters_of_the_built_model():
+    from polyattn.models.timm_zoo import build_timm
+
+    real = sum(p.numel() for p in build_timm("timm:swin_micro", 32, 2, in_chans=1, num_classes=10).parameters())
+    text = arch.model_text("timm:swin_micro", 32, 2, in_chans=1, num_classes=10)
+    assert text.startswith("swin_micro: 4 WindowAttention (width 32/64, heads 2/4)")
+    assert text.endswith(f"; {real / 1e3:.0f}k parameters")
+
+
+def test_setup_table_states_every_deviation_from_the_grids():
+    t = arch.setup_table(table2("book"), table2("paper")).set_index("")
+    assert t.loc["data", "book preset"] == "fashion_mnist, 2,000 training / 2,000 test images (fixed subsets)"
+    assert "imagenet" in t.loc["data", "paper preset (not run)"]
+    assert t.loc["model input", "book preset"] == "28 px, 1 channel (vit, deit); 32 px, 1 channel (swin); 64 px, 1 channel (xcit)"
+    assert t.loc["epochs", "book preset"] == "5" and t.loc["epochs", "paper preset (not run)"] == "300"
+    assert t.loc["augmentation", "book preset"].startswith("none (vit, swin, xcit); DeiT's: RandAugment")
+    assert t.loc["drop path", "book preset"] == "0 (vit, swin, xcit); 0.1 (deit)"
+    assert t.loc["gradient clipping (max norm; 0 = off)", "book preset"] == "1"
+    assert t.loc["seeds per configuration", "book preset"] == "3"
+    assert arch.TOKENS in t.loc["activations", "book preset"]
+    recipe = arch.paper_recipe_table(table2("paper")).set_index("architecture")
+    assert recipe.loc["swin", "timm model"] == "swin_tiny_patch4_window7_224" and recipe.loc["swin", "N"] == 49
+
+
+def test_xcit_n_rules_differ_by_a_temperature_factor():
+    out = arch.xcit_rule_equivalence(dim=32, heads=4, tokens=50)
+    assert out["n_channels"] == 8 and out["n_tokens"] == 50
+    assert out["factor"] == pytest.approx((8 / 50) ** (1 / 6))
+    assert out["max_abs_diff"] < 1e-5 * max(1.0, out["output_scale"])
+    assert out["max_abs_diff_without"] > 1e-3 * out["output_scale"]
+    assert np.isfinite(out["output_scale"])
+
+
+def test_accuracy_table_shows_each_variant_against_its_architectures_softmax():
+    final = arch.architecture_final(planted({("swin", arch.FIXED): -0.05}))
+    table = arch.accuracy_table(arch.accuracy_summary(final), analysis_verdicts(arch.vs_softmax(final, margin=1.0)),
+                                final).set_index(["architecture", "variant"])
+    assert len(table) == 13 and table.loc[("swin", arch.SOFTMAX), "minus softmax (points)"] == "baseline"
+    assert table.loc[("swin", arch.FIXED), "minus softmax (points)"] == "-5.00"
+    assert table.loc[("swin", arch.FIXED), "verdict"] == "worse" and table.loc[("swin", arch.FIXED), "N"] == 16
+    assert table.loc[("xcit", arch.TOKENS), "N"] == 64 and table.loc[("vit", arch.SOFTMAX), "seeds"] == 3
+
+
+def analysis_verdicts(diffs):
+    from polyattn.analysis import verdict_frame
+
+    return verdict_frame(diffs)
