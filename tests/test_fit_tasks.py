@@ -197,6 +197,33 @@ def test_physics_task_fits_with_lbfgs_and_keeps_the_field(model):
     assert not any(m["higher_is_better"] for m in rec["metrics_spec"])
 
 
+def test_physics_divergence_inside_lbfgs_is_recorded_with_its_step(monkeypatch):
+    """A PDE loss that turns non-finite during the third L-BFGS step ends the run there."""
+    import polyattn.physics as physics
+    from polyattn.tasks.pde import PhysicsInformed
+
+    epochs_started = []
+    real_batches, real_loss = PhysicsInformed.batches, physics.pde_loss
+
+    def batches(self, config, data, epoch, *args, **kwargs):
+        epochs_started.append(epoch)
+        return real_batches(self, config, data, epoch, *args, **kwargs)
+
+    def pde_loss(*args, **kwargs):
+        total, parts = real_loss(*args, **kwargs)
+        return (total * float("inf"), parts) if epochs_started[-1] >= 2 else (total, parts)
+
+    monkeypatch.setattr(PhysicsInformed, "batches", batches)
+    monkeypatch.setattr(physics, "pde_loss", pde_loss)
+    cfg = TrainConfig(experiment="unit_fit", preset="smoke", task="pde", dataset="convection:beta=1", model="micro",
+                      activation="softmax", optimizer="lbfgs", lr=1.0, lbfgs_max_iter=3, epochs=5, batch_size=1,
+                      warmup_epochs=0.0, threads=1, options={"grid": [7, 7], "test_grid": [9, 9]})
+    rec = fit(cfg, progress=False, resume=False)
+    assert rec["status"] == "diverged" and rec["diverged_step"] == 2
+    assert [m["epoch"] for m in rec["metrics"]] == [1, 2] and "final" not in rec
+    results.validate(rec)
+
+
 @pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long",
                                   "critique_powers"])
 def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypatch):

@@ -102,6 +102,11 @@ def test_autograd_derivatives_of_a_known_function():
     torch.testing.assert_close(d["u_tt"], 6 * x ** 2 * t)
     with pytest.raises(ValueError, match="unknown derivative"):
         autograd_derivatives(u, x, t, ("u_xt",))
+    # one derivative alone (a single backward pass) gives what the joint pass gives
+    for names in (("u_t",), ("u_x",), ("u_tt",), ("u_xx",)):
+        alone = autograd_derivatives(u, x, t, names)
+        assert list(alone) == list(names)
+        torch.testing.assert_close(alone[names[0]], d[names[0]])
 
 
 def test_grid_layout_edges_and_published_sizes():

@@ -67,6 +67,10 @@ CLAIMS = (
           "paper", "05_lra"),
     Claim("n_under_padding", "Under padding, what $N$ is in $x^p/\\sqrt{N}$ (the valid keys or the padded length), "
           "and whether it matters", "review ICLR 2025", "05_lra"),
+    Claim("physics_poly", "Physics-informed models: $x^3/\\sqrt{N}$ attention ($N = 5$ pseudo-time tokens) can replace "
+          "softmax in PINNsFormer on convection, reaction and the wave", "paper (v2/v3)", "06_physics"),
+    Claim("seed_sensitivity", "PINNsFormer's outcome depends strongly on the seed: some seeds solve a problem that "
+          "others fail", "PINNsFormer repository, user reports", "06_physics"),
     Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
           "paper; review ICLR 2025", "03_norms"),
     Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",

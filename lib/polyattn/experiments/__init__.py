@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, critiques, detection, lra, mqar, vit
+from . import architectures, causal, critiques, detection, lra, mqar, physics, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -11,6 +11,7 @@ GRIDS = {
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
     "lra": lra.lra,
+    "physics": physics.physics,
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,
     "causal_mqar": mqar.causal_mqar,
@@ -21,4 +22,4 @@ GRIDS = {
     "detection_proxy": detection.detection_proxy,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "vit"]

@@ -23,6 +23,8 @@ import torch
 from .base import Batch, Metric
 
 PINN_PREFIX = "pinn_"
+#: The points of the 51 x 51 field (evenly spaced in its order) whose attention maps are averaged.
+ATTENTION_POINTS = 256
 
 
 def _is_pinn(config) -> bool:
@@ -88,7 +90,7 @@ class PhysicsInformed:
         if not _is_pinn(config):
             from ..probes import record_attention_maps
 
-            sub = torch.linspace(0, len(grid) - 1, 256).long()
+            sub = torch.linspace(0, len(grid) - 1, ATTENTION_POINTS).long()
             maps = record_attention_maps(model, (grid.x[sub], grid.t[sub]))      # [L, B, H, 5, 5]
             out["attention"] = maps.mean(1).tolist()                              # [L, H, 5, 5]
         return out
