@@ -6,6 +6,7 @@ import pytest
 
 from polyattn.analysis.detection import (
     EQUIVALENCE_MARGIN,
+    detection_curves,
     detection_differences,
     detection_final,
     detection_table,
@@ -14,6 +15,7 @@ from polyattn.analysis.detection import (
     long_frame,
     wide_table,
 )
+from polyattn.analysis.detection_setup import detector_facts, setup_table
 from polyattn.book.claims import FORMS
 from polyattn.experiments.detection import detection_proxy, variant_label
 from polyattn.results import config_dict
@@ -58,6 +60,11 @@ def test_table_gives_mean_and_spread_over_seeds_per_variant_and_metric():
     assert fixed["mean"] == pytest.approx(np.mean(values) - 5.0, abs=1e-9)
     wide = wide_table(t)
     assert list(wide.index) == ["softmax", "x^3/sqrt(N)", "x^3/14"]
+    assert row["median"] == pytest.approx(np.median(values))
+    with_median = wide_table(t, median=True)
+    assert with_median.loc["softmax", "box AP"] == (f"{np.mean(values):.1f} ± {np.std(values, ddof=1):.1f} "
+                                                    f"(median {np.median(values):.1f})")
+    assert "median" not in wide.loc["softmax", "box AP"]
     assert list(wide.columns) == ["box AP", "box AP50", "mask AP", "mask AP50"]
     assert wide.loc["softmax", "box AP"].startswith(f"{np.mean(values):.1f} ± ")
 
@@ -137,3 +144,43 @@ def test_bad_input_is_a_clear_error():
         long_frame(detection_final(planted({})).drop(columns=["variant"]))
     with pytest.raises(ValueError, match="not result records"):
         detection_final([{"x": 1}])
+
+
+def test_curves_have_one_row_per_run_and_evaluation_with_the_variant():
+    recs = planted({"x^3/14": {"mask_ap": -0.04}}, seeds=(0, 1))
+    for r in recs:    # a second evaluation, as the book's eval_every=1 records hold
+        first = r["metrics"][0]
+        r["metrics"] = [{**first, "epoch": 1, "step": 5, "box_ap": first["box_ap"] - 0.1}, {**first, "epoch": 2}]
+    curves = detection_curves(recs)
+    assert len(curves) == 2 * len(recs)
+    assert set(curves["variant"]) == {"softmax", "x^3/sqrt(N)", "x^3/14"}
+    soft = curves[(curves["variant"] == "softmax") & (curves["seed"] == 0)].sort_values("epoch")
+    assert list(soft["epoch"]) == [1, 2] and soft["box_ap"].iloc[1] - soft["box_ap"].iloc[0] == pytest.approx(0.1)
+    fixed = curves[(curves["variant"] == "x^3/14") & (curves["seed"] == 1) & (curves["epoch"] == 2)]
+    assert fixed["mask_ap"].iloc[0] == pytest.approx(BASE["mask_ap"] + NOISE[1] - 0.04, abs=2e-3)
+
+
+def test_detector_facts_read_n_and_parameters_from_the_built_model():
+    cfg = detection_proxy("smoke")[0]
+    facts = detector_facts(cfg)
+    assert facts["N"] == (cfg.image_size // cfg.patch_size) ** 2
+    assert facts["strides"] == (cfg.patch_size, 2 * cfg.patch_size, 4 * cfg.patch_size)
+    assert facts["anchors"] == tuple(3.0 * s for s in facts["strides"])
+    assert facts["vit_params"] + facts["pyramid_params"] + facts["head_params"] == facts["n_params"]
+    assert 0 < facts["vit_params"] < facts["n_params"] and facts["in_chans"] == 1 and facts["num_classes"] == 11
+    with pytest.raises(ValueError, match="detection config"):
+        detector_facts(cfg.__class__(task="images"))
+
+
+def test_setup_table_reads_each_column_from_its_grid():
+    smoke, book = detection_proxy("smoke"), detection_proxy("book")
+    table = setup_table(book, smoke).set_index("")
+    big, small = table["paper preset (COCO, not run)"], table["book preset"]
+    assert "N = 64 tokens" in big["backbone"] and "N = 256 tokens" in small["backbone"]
+    steps = book[0].train_subset // book[0].batch_size * book[0].epochs
+    assert f"({steps:,} steps" in small["schedule"]
+    assert f"{book[0].train_subset:,} training / {book[0].test_subset:,} test scenes" in small["data"]
+    assert small["seeds"] == "3 (0, 1, 2)" and big["seeds"] == "1 (0)"
+    assert small["activations"] == "softmax, x^3/sqrt(N), x^3/14"
+    with pytest.raises(ValueError, match="needs both grids"):
+        setup_table([], smoke)

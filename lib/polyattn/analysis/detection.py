@@ -5,7 +5,8 @@ and records four COCO metrics: box AP, box AP50, mask AP and mask AP50 (fraction
 cent, so differences are AP points).  Here::
 
     final = detection_final(records)        # one row per run, with the variant's label
-    detection_table(final)                  # per variant and metric: mean, sd, min, max over seeds
+    detection_table(final)                  # per variant and metric: mean, median, sd, min, max over seeds
+    detection_curves(records)               # one row per run and evaluation (learning curves)
     learned(final)                          # did softmax learn at all (AP above zero)?
     diffs = detection_differences(final)    # paired by seed, per metric; Holm over the whole table
     form, summary = detection_verdict(diffs, learned(final))
@@ -31,7 +32,7 @@ import pandas as pd
 from ..tasks.base import Metric
 from ..tasks.detection import METRICS
 from ._common import _check_records
-from .frames import final_metrics
+from .frames import final_metrics, records_to_frame
 from .lra import BOOK_FORMS, combined_form
 from .stats import ALPHA, POWER, paired_difference, t_interval
 from .verdicts import comparison_verdict
@@ -68,8 +69,8 @@ def _variants(final: pd.DataFrame) -> list[str]:
 
 
 def detection_table(final: pd.DataFrame) -> pd.DataFrame:
-    """Per variant (rows, the grid's order) and metric: ``mean``, ``sd``, ``min``, ``max`` over the
-    seeds that trained (in AP points), ``n`` seeds and ``n_diverged``; one row per (variant, metric)."""
+    """Per variant (rows, the grid's order) and metric: ``mean``, ``median``, ``sd``, ``min``, ``max``
+    over the seeds that trained (in AP points), ``n`` seeds and ``n_diverged``; one row per (variant, metric)."""
     rows = []
     for variant in _variants(final):
         g = final[final["variant"] == variant]
@@ -79,21 +80,37 @@ def detection_table(final: pd.DataFrame) -> pd.DataFrame:
             rows.append({"variant": variant, "metric": name, "label": LABELS[name], "n": len(x),
                          "n_diverged": int((g["status"] == "diverged").sum()),
                          "mean": float(x.mean()) if len(x) else np.nan,
+                         "median": float(np.median(x)) if len(x) else np.nan,
                          "sd": float(x.std(ddof=1)) if len(x) > 1 else np.nan,
                          "min": float(x.min()) if len(x) else np.nan, "max": float(x.max()) if len(x) else np.nan})
-    return pd.DataFrame(rows, columns=["variant", "metric", "label", "n", "n_diverged", "mean", "sd", "min", "max"])
+    return pd.DataFrame(rows, columns=["variant", "metric", "label", "n", "n_diverged", "mean", "median", "sd", "min",
+                                       "max"])
 
 
-def wide_table(table: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
-    """:func:`detection_table` as one row per variant and one column per metric, "mean ± sd"."""
+def wide_table(table: pd.DataFrame, digits: int = 1, median: bool = False) -> pd.DataFrame:
+    """:func:`detection_table` as one row per variant and one column per metric, "mean ± sd"
+    (with ``median``: "mean ± sd (median m)" when more than two seeds trained)."""
     def cell(r):
         if not np.isfinite(r["mean"]):
             return "diverged"
-        return f"{r['mean']:.{digits}f}" + (f" ± {r['sd']:.{digits}f}" if np.isfinite(r["sd"]) else "")
+        text = f"{r['mean']:.{digits}f}" + (f" ± {r['sd']:.{digits}f}" if np.isfinite(r["sd"]) else "")
+        if median and r["n"] > 2:
+            text += f" (median {r['median']:.{digits}f})"
+        return text
 
     t = table.assign(cell=[cell(r) for _, r in table.iterrows()])
     out = t.pivot(index="variant", columns="label", values="cell")
     return out.reindex(index=list(dict.fromkeys(table["variant"])), columns=[LABELS[n] for n in METRIC_NAMES])
+
+
+def detection_curves(records: Iterable[dict]) -> pd.DataFrame:
+    """One row per run and evaluation (:func:`~polyattn.analysis.records_to_frame`) with
+    ``variant``, the grid's label of the activation; the AP metrics as stored (fractions)."""
+    from ..experiments.detection import variant_label
+
+    frame = records_to_frame(records)
+    frame.insert(0, "variant", [variant_label(a) for a in frame["activation"]])
+    return frame
 
 
 def long_frame(final: pd.DataFrame) -> pd.DataFrame:
@@ -169,5 +186,5 @@ def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = Non
     return form, summary
 
 
-__all__ = ["AP", "EQUIVALENCE_MARGIN", "PRIMARY", "detection_differences", "detection_final", "detection_table",
-           "detection_verdict", "learned", "long_frame", "wide_table"]
+__all__ = ["AP", "EQUIVALENCE_MARGIN", "PRIMARY", "detection_curves", "detection_differences", "detection_final",
+           "detection_table", "detection_verdict", "learned", "long_frame", "wide_table"]
