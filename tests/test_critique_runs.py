@@ -59,3 +59,98 @@ def test_qk_frame_names_variants_and_the_differences_pair_them_with_the_scaled_c
     assert d.loc["x^3", "mean_diff"] == pytest.approx(-10.0 + 0.05 / 3, abs=1e-6)
     assert d.loc["x^3, Q/K decay 5", "equivalent"] and not d.loc["x^3", "equivalent"]
     assert (d["family_size"] == 4).all() and np.isfinite(d["p_holm"]).all()
+
+
+def _decay_records(planted, spread=None, norms=None):
+    """Records of the weight-decay grid (smoke configs, seeds 0-2) with accuracy 0.8 + planted[cell]
+    + a seed offset shared by every cell (so pairs cancel it) + a jitter of zero mean over the seeds,
+    different in every cell (wider by spread[cell])."""
+    recs, cells = [], {}
+    for cfg in critiques.weight_decay("smoke", seeds=[0, 1, 2]):
+        cell = R.decay_cell(cfg.activation, cfg.weight_decay)
+        i = cells.setdefault(cell, len(cells))
+        jitter = (0.0, 1.0, -1.0)[cfg.seed] * (0.0005 * (1 + i) + (spread or {}).get(cell, 0.0))
+        acc = 0.8 + planted.get(cell, 0.0) + 0.02 * cfg.seed + jitter
+        rec = _record(cfg, acc)
+        if norms is not None:
+            rec["probes"] = [{"step": step, "layer": layer, "head": head, "metric": "attn_fro_over_sqrt_n",
+                              "value": norms[cell] * (1 + step) / 2 + head} for step in (0, 1) for layer in (0, 1)
+                             for head in (0, 1)]
+        recs.append(rec)
+    return recs
+
+
+def test_weight_decay_frame_orders_cells_and_reads_the_last_attention_norm():
+    norms = {R.decay_cell(a, w): 10 * w + i for w in critiques.WEIGHT_DECAYS
+             for i, a in enumerate(critiques.WEIGHT_DECAY_ACTIVATIONS)}
+    frame = R.weight_decay_frame(reversed(_decay_records({}, norms=norms)))
+    assert list(frame["weight_decay"]) == sorted(frame["weight_decay"]) and len(frame) == 27
+    assert list(frame["activation"][:3]) == ["softmax"] * 3 and list(frame["seed"][:3]) == [0, 1, 2]
+    # the last step (1) gives norm * 1, plus the mean head offset 0.5
+    cell = R.decay_cell("poly:p=3,c=1", 0.5)
+    assert frame.loc[frame["cell"] == cell, "attn_norm_final"].tolist() == [pytest.approx(norms[cell] + 0.5)] * 3
+    assert frame[frame["cell"] != cell]["attn_norm_final"].notna().all()
+    no_probes = R.weight_decay_frame(_decay_records({}))
+    assert no_probes["attn_norm_final"].isna().all()
+    with pytest.raises(ValueError, match="no records"):
+        R.weight_decay_frame([])
+
+
+def test_weight_decay_comparisons_are_stated_from_the_grid_and_refuse_a_missing_reference():
+    rows = R.weight_decay_comparisons(critiques.WEIGHT_DECAYS)
+    against = [r for r in rows if r[4] == R.AGAINST_SCALE]
+    assert [(a, d, b, r) for a, d, b, r, _ in against] == [("poly:p=3,c=1", d, "poly:p=3", 0.05) for d in (0.0, 0.05, 0.5)]
+    assert len(rows) == 3 + 3 * 2 and all(r[3] == 0.05 for r in rows)
+    assert ("softmax", 0.5, "softmax", 0.05) in [r[:4] for r in rows]
+    with pytest.raises(ValueError, match="reference decay 0.1 is not among"):
+        R.weight_decay_comparisons((0.0, 0.5), reference=0.1)
+
+
+def test_weight_decay_differences_pair_by_seed_and_correct_over_the_whole_table():
+    cube = R.decay_cell("poly:p=3,c=1", 0.05)
+    planted = {cube: -0.05, R.decay_cell("poly:p=3,c=1", 0.0): -0.06, R.decay_cell("poly:p=3,c=1", 0.5): -0.001,
+               R.decay_cell("softmax", 0.5): -0.03}
+    d = R.weight_decay_differences(R.weight_decay_frame(_decay_records(planted)), margin=1.0)
+    assert len(d) == 9 and (d["family_size"] == 9).all() and (d["p_holm"] >= d["t_p"]).all()
+    by = d.set_index(["activation", "baseline"])
+    scaled = R.decay_cell("poly:p=3", 0.05)
+    assert by.loc[(cube, scaled), "mean_diff"] == pytest.approx(-5.0) and by.loc[(cube, scaled), "n_pairs"] == 3
+    strong = by.loc[(R.decay_cell("poly:p=3,c=1", 0.5), scaled)]
+    assert strong["mean_diff"] == pytest.approx(-0.1) and strong["equivalent"]
+    assert by.loc[(R.decay_cell("poly:p=3,c=1", 0.5), cube), "mean_diff"] == pytest.approx(4.9)
+    assert by.loc[(R.decay_cell("softmax", 0.5), R.decay_cell("softmax", 0.05)), "mean_diff"] == pytest.approx(-3.0)
+    frame = R.weight_decay_frame(_decay_records(planted))
+    with pytest.raises(ValueError, match="no runs of poly:p=3, decay 0.05"):
+        R.weight_decay_differences(frame[frame["cell"] != scaled], margin=1.0)
+
+
+@pytest.mark.parametrize("strong_shift, form", [(-0.001, "holds"), (-0.05, "fails"), (-0.02, "inconclusive at this power")])
+def test_weight_decay_verdict_follows_the_strong_decay_once_there_is_a_gap(strong_shift, form):
+    planted = {R.decay_cell("poly:p=3,c=1", 0.05): -0.05, R.decay_cell("poly:p=3,c=1", 0.0): -0.05,
+               R.decay_cell("poly:p=3,c=1", 0.5): strong_shift}
+    # a wide spread in the inconclusive case: the interval straddles both 0 and the margin
+    spread = {R.decay_cell("poly:p=3,c=1", 0.5): 0.03 if form.startswith("inconclusive") else 0.0}
+    d = R.weight_decay_differences(R.weight_decay_frame(_decay_records(planted, spread)), margin=1.0)
+    got, text = R.weight_decay_verdict(d, strong=0.5)
+    assert got == form
+    assert "at decay 0.5:" in text and "the control, softmax at decay 0.5" in text
+    assert "Holm over the table's 9 comparisons, margin ±1 point)" in text
+
+
+def test_weight_decay_verdict_without_a_gap_is_inconclusive_at_this_scale():
+    planted = {R.decay_cell("poly:p=3,c=1", 0.5): -0.05}
+    d = R.weight_decay_differences(R.weight_decay_frame(_decay_records(planted)), margin=1.0)
+    form, text = R.weight_decay_verdict(d, strong=0.5)
+    assert form == "inconclusive at this scale" and "no gap for a stronger decay to close" in text
+    with pytest.raises(ValueError, match="has no row"):
+        R.weight_decay_verdict(d[d["question"] != R.AGAINST_SCALE], strong=0.5)
+
+
+def test_no_gradient_shrink_is_one_without_decay_and_a_power_at_a_constant_rate():
+    cfg = critiques.weight_decay("smoke", seeds=[0])[-1].replace(lr=0.01, min_lr=0.01, warmup_epochs=0.0, epochs=2)
+    assert R.no_gradient_shrink(cfg.replace(weight_decay=0.0), 100) == 1.0
+    assert R.no_gradient_shrink(cfg.replace(weight_decay=0.5), 100) == pytest.approx((1 - 0.005) ** 100)
+    # warm-up lowers the early rates, so the matrix keeps more of its size
+    assert R.no_gradient_shrink(cfg.replace(weight_decay=0.5, warmup_epochs=1.0), 100) > (1 - 0.005) ** 100
+    with pytest.raises(ValueError, match="positive multiple of the 2 epoch"):
+        R.no_gradient_shrink(cfg, 101)

@@ -11,6 +11,15 @@ key projections only, against x^3/sqrt(N):
 
     qk_frame(records)                 # one row per run, named by its variant (``variant``)
     qk_differences(frame, margin)     # each variant minus x^3/sqrt(N), paired by seed, Holm
+
+``critique_weight_decay`` trains softmax, x^3/sqrt(N) and the unscaled x^3 at three AdamW weight
+decays of every weight matrix; the comparisons are fixed by the question, not by the numbers:
+
+    weight_decay_frame(records)                   # one row per run: its decay, cell label, final ||A||_F/sqrt(N)
+    weight_decay_comparisons(decays, reference)   # (candidate, baseline, question) of every row, stated up front
+    weight_decay_differences(frame, margin)       # those comparisons, paired by seed, Holm over all of them
+    weight_decay_verdict(diffs, strong, reference)  # does the strongest decay do for x^3 what the scale does
+    no_gradient_shrink(config, total_steps)       # what AdamW's decay alone leaves of a matrix over the schedule
 """
 from __future__ import annotations
 
@@ -22,7 +31,9 @@ import pandas as pd
 
 from ._common import _require
 from .frames import final_metrics
-from .stats import paired_difference, t_interval
+from .norms import norms_vs_accuracy
+from .stats import holm, paired_difference, t_interval
+from .verdicts import comparison_verdict
 
 _POWER = re.compile(r"^(poly|poly_odd):p=(\d+)$")
 
@@ -94,3 +105,158 @@ def qk_differences(frame: pd.DataFrame, margin: float, baseline: str = "x^3/sqrt
     """Every variant minus ``baseline`` in test accuracy (points), paired by seed, Holm over the rows,
     TOST against ``margin``: :func:`~polyattn.analysis.paired_difference` over ``variant``."""
     return paired_difference(frame, baseline=baseline, metric="test_acc", margin=margin, key="variant")
+
+
+#: The activations of the ``critique_weight_decay`` grid by role.
+SOFTMAX, SCALED_CUBE, UNSCALED_CUBE = "softmax", "poly:p=3", "poly:p=3,c=1"
+NORM_METRIC = "attn_fro_over_sqrt_n"
+#: The question of the rows that compare the unscaled x^3 with x^3/sqrt(N).
+AGAINST_SCALE = "unscaled x^3 against the scale"
+
+
+def decay_cell(activation: str, weight_decay: float) -> str:
+    """The label of one (activation, weight decay) cell of the grid, e.g. ``"poly:p=3,c=1, decay 0.5"``."""
+    return f"{activation}, decay {float(weight_decay):g}"
+
+
+def weight_decay_frame(records: Iterable[dict]) -> pd.DataFrame:
+    """:func:`~polyattn.analysis.final_metrics` of the ``critique_weight_decay`` records with each
+    run's ``weight_decay``, its ``cell`` (:func:`decay_cell`) and ``attn_norm_final``: ||A||_F/sqrt(N)
+    at the last probed step, mean over layers and heads (NaN for a run without that probe); sorted
+    by decay, then activation in the grid's order, then seed."""
+    from ..experiments.critiques import WEIGHT_DECAY_ACTIVATIONS
+
+    records = list(records)
+    if not records:
+        raise ValueError("weight_decay_frame: no records; load the critique_weight_decay grid first")
+    frame = final_metrics(records)
+    frame["weight_decay"] = [float(r["config"]["weight_decay"]) for r in records]
+    frame["cell"] = [decay_cell(a, w) for a, w in zip(frame["activation"], frame["weight_decay"])]
+    probed = [r for r in records if any(p["metric"] == NORM_METRIC for p in r.get("probes") or [])]
+    norms = (norms_vs_accuracy(probed, [NORM_METRIC]).set_index("run")[f"{NORM_METRIC}_final"] if probed
+             else pd.Series(dtype=float))
+    frame["attn_norm_final"] = frame["run"].map(norms).astype(float)
+    order = {a: i for i, a in enumerate(WEIGHT_DECAY_ACTIVATIONS)}
+    frame["_order"] = [order.get(a, len(order)) for a in frame["activation"]]
+    out = frame.sort_values(["weight_decay", "_order", "seed"], kind="stable").drop(columns="_order")
+    out = out.reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def weight_decay_comparisons(decays, reference: float = 0.05) -> list[tuple[str, float, str, float, str]]:
+    """(candidate activation, its decay, baseline activation, its decay, question) of every comparison
+    of the weight-decay table.
+
+    Fixed by the question before any record is read: the unscaled x^3 at every decay against
+    x^3/sqrt(N) at the ``reference`` decay (Table 1's); then each activation at every other decay
+    against itself at ``reference``: for the unscaled cube whether the decay helps it at all, for
+    softmax and x^3/sqrt(N) (the controls) what the decay does to activations that need no rescue.
+    """
+    decays = sorted({float(d) for d in decays})
+    if float(reference) not in decays:
+        raise ValueError(f"weight_decay_comparisons: the reference decay {reference:g} is not among the grid's "
+                         f"decays {decays}; pass one of them")
+    ref = float(reference)
+    rows = [(UNSCALED_CUBE, d, SCALED_CUBE, ref, AGAINST_SCALE) for d in decays]
+    for act, question in ((UNSCALED_CUBE, "the decay's effect on unscaled x^3"),
+                          (SOFTMAX, "the decay's effect on softmax (control)"),
+                          (SCALED_CUBE, "the decay's effect on x^3/sqrt(N) (control)")):
+        rows += [(act, d, act, ref, question) for d in decays if d != ref]
+    return rows
+
+
+def weight_decay_differences(frame: pd.DataFrame, margin: float, reference: float = 0.05) -> pd.DataFrame:
+    """Every comparison of :func:`weight_decay_comparisons` in test accuracy (points): candidate minus
+    baseline, paired by seed, TOST against ``margin``, Holm over all the rows of the table.
+
+    The columns of :func:`~polyattn.analysis.paired_difference` plus ``candidate`` and ``question``
+    (``activation`` holds the candidate cell, ``baseline`` the baseline cell), ``weight_decay`` and
+    ``baseline_decay``.  Every cell a comparison names must have runs in ``frame``."""
+    _require(frame, ["cell", "weight_decay", "seed", "status", "test_acc"], "weight_decay_differences")
+    comparisons = weight_decay_comparisons(set(frame["weight_decay"]), reference)
+    present = set(frame["cell"])
+    cells = [(decay_cell(a, d), decay_cell(b, r), d, r, q) for a, d, b, r, q in comparisons]
+    missing = sorted({c for cand, base, *_ in cells for c in (cand, base)} - present)
+    if missing:
+        raise ValueError(f"weight_decay_differences: no runs of {', '.join(missing)}; compare once every cell "
+                         "of the grid is stored")
+    parts = []
+    for cand, base, decay, base_decay, question in cells:
+        pair = frame[frame["cell"].isin([cand, base])]
+        row = paired_difference(pair, baseline=base, metric="test_acc", margin=margin, key="cell")
+        parts.append(row.assign(candidate=cand, question=question, weight_decay=decay, baseline_decay=base_decay))
+    out = pd.concat(parts, ignore_index=True)
+    out["p_holm"] = holm(out["t_p"].to_numpy(dtype=float))
+    out["family_size"] = int(out["t_p"].notna().sum())
+    out.attrs = dict(parts[0].attrs)
+    return out
+
+
+def no_gradient_shrink(config, total_steps: int) -> float:
+    """The factor AdamW's decoupled weight decay alone leaves of a weight matrix that receives no
+    gradient over ``total_steps`` steps of ``config``'s schedule (:func:`polyattn.train.lr_at`):
+    the product of ``1 - lr_t * weight_decay``.  It says how strong a decay is over one training,
+    independently of the data."""
+    from ..train import lr_at
+
+    if total_steps < 1 or total_steps % config.epochs:
+        raise ValueError(f"no_gradient_shrink: total_steps must be a positive multiple of the {config.epochs} "
+                         f"epoch(s), got {total_steps}")
+    warmup = int(round(config.warmup_epochs * total_steps / config.epochs))
+    lrs = np.array([lr_at(s, total_steps, warmup, config.lr, config.min_lr) for s in range(total_steps)])
+    return float(np.prod(1.0 - lrs * config.weight_decay))
+
+
+#: The verdict form of the strongest decay's comparison with x^3/sqrt(N), once x^3 is worse than it.
+_RESCUE_FORMS = {"equivalent": "holds", "better": "holds", "worse": "fails", "inconclusive": "inconclusive at this power",
+                 "not comparable": "inconclusive at this scale"}
+
+
+def weight_decay_verdict(diffs: pd.DataFrame, strong: float, reference: float = 0.05,
+                         names: dict | None = None) -> tuple[str, str]:
+    """(form, summary) on "a stronger weight decay of every matrix does for the unscaled x^3 what the
+    1/sqrt(N) scale does", from :func:`weight_decay_differences`.
+
+    Without a gap (x^3 at the ``reference`` decay not worse than x^3/sqrt(N) there) there is nothing
+    for the decay to rescue: ``inconclusive at this scale``.  With one, the form follows x^3 at the
+    ``strong`` decay against x^3/sqrt(N) at ``reference``: equivalent or better, ``holds``; worse,
+    ``fails``; neither, ``inconclusive at this power``.  The summary gives every comparison against
+    x^3/sqrt(N) and the softmax control at ``strong``; ``names`` maps specs to the names it uses."""
+    names = {SOFTMAX: "softmax", SCALED_CUBE: "$x^3/\\sqrt{N}$", UNSCALED_CUBE: "the unscaled $x^3$", **(names or {})}
+    _require(diffs, ["activation", "baseline", "mean_diff", "question", "weight_decay", "margin", "family_size"],
+             "weight_decay_verdict")
+    table = diffs.set_index(["activation", "baseline"])
+
+    def verdict_of(act, decay, base_act, base_decay):
+        key = (decay_cell(act, decay), decay_cell(base_act, base_decay))
+        if key not in table.index:
+            raise ValueError(f"weight_decay_verdict: the table has no row {key[0]!r} minus {key[1]!r}; "
+                             "pass the output of weight_decay_differences")
+        return comparison_verdict(table.loc[key], name=f"{names[act]} at decay {decay:g}",
+                                  baseline=f"{names[base_act]} at decay {base_decay:g}")
+
+    gap = verdict_of(UNSCALED_CUBE, reference, SCALED_CUBE, reference)
+    rescue = verdict_of(UNSCALED_CUBE, strong, SCALED_CUBE, reference)
+    control = verdict_of(SOFTMAX, strong, SOFTMAX, reference)
+    if gap.form != "worse":
+        form = "inconclusive at this scale"
+    else:
+        form = _RESCUE_FORMS[rescue.form]
+
+    def short(v):
+        ci = f"95% CI {v.ci[0]:+.1f} to {v.ci[1]:+.1f}" if v.ci[0] == v.ci[0] else "no interval"
+        return f"{v.estimate:+.1f} points ({ci}), {v.form}"
+
+    decays = sorted(diffs.loc[diffs["question"] == AGAINST_SCALE, "weight_decay"].astype(float))
+    cube = "; ".join(f"at decay {d:g}: {short(verdict_of(UNSCALED_CUBE, d, SCALED_CUBE, reference))}" for d in decays)
+    margin = float(diffs["margin"].iloc[0])
+    text = (f"{names[UNSCALED_CUBE][0].upper()}{names[UNSCALED_CUBE][1:]} against {names[SCALED_CUBE]} at Table 1's "
+            f"decay {reference:g} (test accuracy, paired by seed, Holm over the table's {len(diffs)} comparisons, "
+            f"margin ±{margin:g} {'point' if margin == 1 else 'points'}): {cube}; the control, {names[SOFTMAX]} at "
+            f"decay {strong:g} "
+            f"against {names[SOFTMAX]} at {reference:g}: {short(control)}")
+    if gap.form != "worse":
+        text += (f"; without the decay changed, the unscaled cube is not worse than the scaled one ({gap.form}), so "
+                 "there is no gap for a stronger decay to close")
+    return form, text

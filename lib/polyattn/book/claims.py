@@ -92,6 +92,8 @@ CLAIMS = (
           "review ICLR 2025; review ICLR 2026", "09_critiques"),
     Claim("qk_alternatives", "Weight decay on the query and key projections, or a length-aware initialisation, "
           "could do what the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
+    Claim("weight_decay_all", "A stronger weight decay of every weight matrix could do for the unscaled $x^3$ what "
+          "the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
     Claim("softmax_saturation", "Softmax itself makes gradients vanish when its rows saturate",
           "review ICLR 2025", "09_critiques", retrained=True),
     Claim("outliers", "Polynomials amplify extreme entries; softmax is more robust to them",

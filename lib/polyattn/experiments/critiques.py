@@ -3,8 +3,8 @@
 Each trains Table 1's model and recipe (micro ViT, patch 4, 50 tokens; :func:`vit.table1`)
 with its norm probes, and changes one thing:
 
-``weight_decay`` (defined, not run for the book): AdamW's weight decay of every weight
-matrix at 0, 0.05 (Table 1's value) and 0.5 for softmax, x^3/sqrt(N) and the unscaled x^3:
+``weight_decay``: AdamW's weight decay of every weight matrix at 0, 0.05 (Table 1's value)
+and 0.5 for softmax, x^3/sqrt(N) and the unscaled x^3:
 can a stronger decay of the whole model do for the unscaled cube what the 1/sqrt(N) scale
 does?  ``qk_controls`` below decays the query and key projections alone.
 
