@@ -185,3 +185,30 @@ def test_several_threads_give_the_same_numbers():
         torch.set_num_threads(before)
     for a, b in zip(*results):
         assert torch.equal(a, b)
+
+
+@needs_extension
+@pytest.mark.slow
+def test_the_aten_route_for_a_torch_without_blas_gives_the_same_numbers():
+    # where PyTorch exports no sgemm, the products go through at::mm_out: build that variant once
+    import logging
+
+    from torch.utils import cpp_extension
+
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+    folder = compiled.build_directory().with_name(compiled.build_directory().name + "-aten-mm")
+    folder.mkdir(parents=True, exist_ok=True)
+    aten = cpp_extension.load(name="polyattn_causal_poly_aten_mm", sources=[str(compiled.SOURCE)],
+                              build_directory=str(folder), extra_cflags=["-O3", "-DPOLYATTN_ATEN_MM"])
+    blas = compiled.load_extension()
+    assert not aten.blas_linked()
+    g = torch.Generator().manual_seed(0)
+    for n_q, n_k in [(37, 37), (9, 5), (5, 9), (1, 1)]:
+        q, k, v = torch.randn(6, n_q, 8, generator=g), torch.randn(6, n_k, 8, generator=g), torch.randn(6, n_k, 5, generator=g)
+        go, rs = torch.randn(6, n_q, 5, generator=g), torch.rand(6, n_q, generator=g)
+        for p in (1, 3):
+            args = (p, True, n_k - n_q, 4, 7)
+            a = [blas.forward(q, k, v, rs, *args), *blas.backward(q, k, v, rs, go, *args, True, True)]
+            b = [aten.forward(q, k, v, rs, *args), *aten.backward(q, k, v, rs, go, *args, True, True)]
+            for x, y in zip(a, b):
+                torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)

@@ -25,13 +25,18 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
 
 namespace {
 
+// POLYATTN_ATEN_MM: build with the at::mm_out route only (to check it against the BLAS one)
+#ifdef POLYATTN_ATEN_MM
+bool blas_linked() { return false; }
+#else
 bool blas_linked() { return sgemm_ != nullptr; }
+#endif
 
 // Row-major C[m x n] = alpha * op(A) op(B) + beta * C; A is m x k (or k x m when trans_a).
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (sgemm_ != nullptr) {
+  if (blas_linked()) {
     // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
     const char ta = trans_b ? 'T' : 'N', tb = trans_a ? 'T' : 'N';
     const int mi = static_cast<int>(n), ni = static_cast<int>(m), ki = static_cast<int>(k);
