@@ -17,6 +17,7 @@ from polyattn.bench import (
     peak_memory_bytes,
 )
 from polyattn.kernels import blocked as _blocked
+from polyattn.kernels import compiled
 
 TINY = dict(batch=1, heads=2, head_dim=4, rounds=1)
 
@@ -25,8 +26,10 @@ def test_cases_cover_every_path_with_sdpa_first():
     cases = attention_cases()
     assert cases[0] == REFERENCE == Case("softmax", "sdpa")
     assert len(set(cases)) == len(cases)
-    assert paths_for("poly:p=1") == ["blocked", "linear", "naive"]
-    assert paths_for("poly:p=3") == ["blocked", "naive"]
+    built = ["compiled"] if compiled.available() else []      # the C++ extension of the compiled path
+    assert paths_for("poly:p=1") == ["blocked", "linear"] + built + ["naive"]
+    assert paths_for("poly:p=3") == ["blocked"] + built + ["naive"]
+    assert paths_for("relu_n") == ["blocked", "naive"]
     assert paths_for("softpick") == ["naive"]
     assert paths_for("softmax") == ["sdpa", "naive"]
     only = attention_cases(["poly:p=2", "relu_n"], paths=["linear"])

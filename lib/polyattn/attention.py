@@ -16,7 +16,7 @@ from torch import nn
 from . import activations as _acts
 
 N_MODES = ("row", "fixed", "padded")
-PATHS = ("auto", "naive", "sdpa", "blocked", "linear")
+PATHS = ("auto", "naive", "sdpa", "blocked", "linear", "compiled")
 
 
 def attention_mask(batch: int, n_q: int, n_k: int, key_padding_mask: Optional[torch.Tensor] = None,
@@ -143,13 +143,13 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     if fast_ok and path in ("auto", "sdpa") and act.spec == "softmax":
         mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    if fast_ok and path != "naive" and (act.elementwise or path == "linear"):
+    if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
         from . import kernels
         out = kernels.fused_attention(q, k, v, act, key_padding_mask=key_padding_mask, causal=causal,
                                       n_mode=n_mode, path=path)
         if out is not None:
             return out
-    if path in ("blocked", "linear") and not fast_ok:
+    if path in ("blocked", "linear", "compiled") and not fast_ok:
         raise ValueError(f"path={path!r} cannot be used while the attention matrix is probed or dropped out")
     mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
     n = visible_counts(mask, n_k, n_mode, key_padding_mask, q.device)

@@ -47,9 +47,11 @@ from . import activations
 from .attention import Attend, attention
 from .flops import flop_break_even, flops_records, matmul_flops  # noqa: F401  (part of the bench API)
 from .kernels import blocked as _blocked
+from .kernels import compiled as _compiled
 from .kernels import linear_degree
 
 ATTENTION_NS = (64, 256, 1024, 4096)
+BENCH_PATHS = ("sdpa", "blocked", "linear", "compiled", "naive")
 RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa")
 TRAIN_RECORD_KEYS = ("activation", "images_per_s", "step_ms", "ratio_to_softmax")
 #: The naive path stores several N x N float32 matrices; skip it above this N.
@@ -74,13 +76,16 @@ REFERENCE = Case("softmax", "sdpa")
 
 
 def paths_for(spec: str) -> list[str]:
-    """The paths an activation can take: sdpa (softmax), blocked, linear (poly p = 1, 2), naive."""
+    """The paths an activation can take: sdpa (softmax), blocked, linear (poly p = 1, 2),
+    compiled (poly, when its extension builds on this machine), naive."""
     act = activations.get(spec)
     out = ["sdpa"] if act.spec == "softmax" else []
     if act.elementwise:
         out.append("blocked")
     if linear_degree(act) is not None:
         out.append("linear")
+    if _compiled.power_degree(act) is not None and _compiled.available():
+        out.append("compiled")
     return out + ["naive"]
 
 
@@ -350,7 +355,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--heads", type=int, default=4)
     a.add_argument("--head-dim", type=int, default=32)
     a.add_argument("--activations", type=_specs, default=None, help="';'-separated specs (default: the book's)")
-    a.add_argument("--paths", default=None, help="comma-separated subset of sdpa,blocked,linear,naive")
+    a.add_argument("--paths", default=None, help="comma-separated subset of " + ",".join(BENCH_PATHS))
     a.add_argument("--causal", action="store_true")
     a.add_argument("--rounds", type=int, default=5)
     a.add_argument("--round-budget", type=float, default=60.0, help="seconds of timed rounds per N (at least 2 rounds)")
@@ -377,8 +382,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     if args.command == "attention":
         paths = args.paths.split(",") if args.paths else None
-        if paths and set(paths) - {"sdpa", "blocked", "linear", "naive"}:
-            parser.error(f"--paths: unknown path(s) {sorted(set(paths) - {'sdpa', 'blocked', 'linear', 'naive'})}")
+        if paths and set(paths) - set(BENCH_PATHS):
+            parser.error(f"--paths: unknown path(s) {sorted(set(paths) - set(BENCH_PATHS))}")
         records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
                                       args.causal, args.rounds, args.round_budget, not args.no_memory,
                                       args.naive_max_n, args.threads, progress=progress, sample_s=args.sample)

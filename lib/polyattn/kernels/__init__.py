@@ -8,8 +8,11 @@ to the naive path.  Two paths:
              recomputes the tiles (:mod:`polyattn.kernels.blocked`).
 ``linear``   poly of degree 1 and 2: exact forms in time linear in N, with a chunked
              variant for causal masks (:mod:`polyattn.kernels.linear`).
+``compiled`` poly (any integer degree) on the CPU: the tiles of the blocked path in a C++
+             extension built on first use (:mod:`polyattn.kernels.compiled`).
 
-``path="auto"`` picks the cheaper one from the shapes (see :func:`choose_path`).
+``path="auto"`` picks the cheaper one from the shapes (see :func:`choose_path`); it takes
+the compiled path only where it was measured faster and the extension builds.
 """
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ from typing import Optional
 import torch
 
 from .. import activations as _acts
+from . import compiled as _compiled
 from ._common import elementwise_kernel, row_counts
 from .blocked import block_sizes, blocked_attention, per_head_rows
+from .compiled import compiled_attention
 from .linear import LINEAR_DEGREES, feature_dim, linear_attention
 
-FAST_PATHS = ("auto", "blocked", "linear")
+FAST_PATHS = ("auto", "blocked", "linear", "compiled")
 
 #: ``auto`` uses the degree-2 feature map once N reaches this multiple of its feature
 #: count F = d (d + 1) / 2.  Measured at d = 32 (F = 528): non-causal, the two paths
@@ -30,6 +35,12 @@ FAST_PATHS = ("auto", "blocked", "linear")
 #: causal form is still slower than the blocked path at N = 2048.
 LINEAR_P2_FEATURE_RATIO = 2.0
 LINEAR_P2_FEATURE_RATIO_CAUSAL = 8.0
+#: Causal poly attention on the CPU: ``auto`` takes the compiled path wherever it would take the
+#: blocked one (measured, 1 thread, d = 32, batch-heads 32, forward + backward: 0.5-0.8x SDPA's
+#: causal time from N = 64 to 2048, where the blocked path takes 0.9-1.0x; 0.7x the blocked
+#: time at N = 8-16), and for p = 1 instead of the linear form up to this many keys (0.42x SDPA
+#: against 0.53x at N = 256; at N = 1024 the linear form takes 0.35x, the compiled path 0.56x).
+COMPILED_P1_MAX_N = 256
 
 
 def linear_degree(act) -> Optional[int]:
@@ -40,15 +51,23 @@ def linear_degree(act) -> Optional[int]:
     return None
 
 
-def choose_path(act, n_q: int, n_k: int, head_dim: int, causal: bool = False) -> str:
-    """``blocked`` or ``linear``: the path ``auto`` takes for these shapes."""
+def choose_path(act, n_q: int, n_k: int, head_dim: int, causal: bool = False, compiled: bool = False) -> str:
+    """``blocked``, ``linear`` or ``compiled``: the path ``auto`` takes for these shapes.
+
+    ``compiled``: whether the compiled path may be taken (CPU inputs, extension built).
+    """
     p = linear_degree(act)
     if p == 1:      # measured (1 thread, d = 32): as fast as blocked from N = 8 on, causal or not
-        return "linear"
-    if p == 2:
+        path = "linear"
+    elif p == 2:
         ratio = LINEAR_P2_FEATURE_RATIO_CAUSAL if causal else LINEAR_P2_FEATURE_RATIO
-        return "linear" if n_k >= ratio * feature_dim(head_dim, 2) else "blocked"
-    return "blocked"
+        path = "linear" if n_k >= ratio * feature_dim(head_dim, 2) else "blocked"
+    else:
+        path = "blocked"
+    if compiled and causal and _compiled.power_degree(act) is not None:
+        if path == "blocked" or (p == 1 and n_k <= COMPILED_P1_MAX_N):
+            return "compiled"
+    return path
 
 
 def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="row", path="auto",
@@ -57,9 +76,11 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
 
     Same result as ``polyattn.attention.attention(..., path="naive")``: scores
     q.k/sqrt(d), weights ``act(scores, mask, N)`` with masked keys exactly zero, N per
-    ``n_mode``.  ``path``: ``auto`` | ``blocked`` | ``linear`` (``linear`` raises for an
-    activation without a linear-time form).  ``blocks``: (batch-heads, query rows, keys)
-    per tile of the blocked path, instead of :func:`block_sizes`.
+    ``n_mode``.  ``path``: ``auto`` | ``blocked`` | ``linear`` | ``compiled`` (``linear``
+    raises for an activation without a linear-time form, ``compiled`` for one that is not
+    a power of the score, for inputs off the CPU, and when its extension cannot be built).
+    ``blocks``: (batch-heads, query rows, keys) per tile of the blocked path, instead of
+    :func:`block_sizes`.
     """
     act = _acts.get(act)
     if path == "naive":
@@ -72,6 +93,9 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
     if path == "linear" and linear_degree(act) is None:
         raise ValueError(f"activation {act.spec!r} has no exact linear-time form (only poly with p in "
                          f"{LINEAR_DEGREES} has one); use path='blocked' or 'auto'")
+    if path == "compiled":
+        _compiled.check_supported(act, q.device)
+        _compiled.load_extension()
     if not act.elementwise:
         return None
     b, h, n_q, d = q.shape
@@ -85,7 +109,9 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
                              f"got {tuple(key_padding_mask.shape)}")
         key_padding_mask = key_padding_mask.bool()
     if path == "auto":
-        path = choose_path(act, n_q, n_k, d, causal)
+        compiled_ok = (causal and q.device.type == "cpu" and _compiled.power_degree(act) is not None
+                       and _compiled.auto_enabled())
+        path = choose_path(act, n_q, n_k, d, causal, compiled=compiled_ok)
     n = row_counts(b, n_q, n_k, key_padding_mask, causal, n_mode, q.device)
     with torch.autocast(device_type=q.device.type, enabled=False):
         qf, kf, vf = q.float(), k.float(), v.float()
@@ -97,6 +123,11 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
             p = linear_degree(act)
             kernel = elementwise_kernel(act)
             out = linear_attention(qf, kf, vf, p, kernel.row_scale(n), causal=causal)
+        elif path == "compiled":
+            out = _compiled.compiled_attention(qf.reshape(b * h, n_q, d), kf.reshape(b * h, n_k, d),
+                                               vf.reshape(b * h, n_k, dv), act, per_head_rows(n, b, h),
+                                               causal=causal, offset=n_k - n_q)
+            out = out.view(b, h, n_q, dv)
         else:
             kernel = elementwise_kernel(act)
             out = blocked_attention(qf.reshape(b * h, n_q, d), kf.reshape(b * h, n_k, d),
@@ -107,4 +138,5 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
 
 
 __all__ = ["fused_attention", "choose_path", "linear_degree", "blocked_attention", "linear_attention",
+           "compiled_attention",
            "block_sizes", "row_counts", "FAST_PATHS"]
