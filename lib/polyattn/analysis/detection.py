@@ -182,7 +182,7 @@ def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = Non
     family = int(diffs["family_size"].iloc[0])
     holm_txt = f", Holm over {family} comparisons" if family > 1 else ""
     summary = (f"{prefix}Mask R-CNN on {what}, polynomial minus softmax in AP points ({n} seed{'s' if n != 1 else ''}, "
-               f"margin $\\pm${margin:g}{holm_txt}): " + " | ".join(parts) + ".")
+               f"margin $\\pm${margin:g}, equivalent when the 90% interval lies inside it (TOST at 5%){holm_txt}): " + " | ".join(parts) + ".")
     return form, summary
 
 
