@@ -86,7 +86,8 @@ def test_verdict_forms_follow_the_comparisons():
     final = detection_final(planted({}))
     form, summary = detection_verdict(detection_differences(final), learned(final))
     assert form == "equivalent within the margin" and form in FORMS
-    assert "x^3/14: box AP" in summary and "Holm over 8 comparisons" in summary and "3 seeds" in summary
+    assert "$x^3/14$: box AP" in summary and "TOST at 5%" in summary
+    assert "Holm over 8 comparisons" in summary and "3 seeds" in summary
     worse = detection_final(planted({"x^3/sqrt(N)": {"box_ap": -0.10, "mask_ap": -0.10}}))
     assert detection_verdict(detection_differences(worse))[0] == "mixed"
     both = detection_final(planted({v: {"box_ap": -0.10, "mask_ap": -0.10} for v in ("x^3/sqrt(N)", "x^3/14")}))

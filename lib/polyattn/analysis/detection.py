@@ -152,6 +152,10 @@ def learned(final: pd.DataFrame, variant: str = "softmax", metric: str = "box_ap
     return {"variant": variant, "metric": metric, "n": len(x), "mean": m, "ci_low": lo, "ci_high": hi, "learned": ok}
 
 
+#: The variants' labels as Markdown maths, for verdict sentences.
+MATH_LABELS = {"x^3/sqrt(N)": "$x^3/\\sqrt{N}$", "x^3/14": "$x^3/14$"}
+
+
 def _short(row) -> str:
     lo, hi = row["ci_low"], row["ci_high"]
     ci = f" (95% CI {lo:+.1f} to {hi:+.1f})" if np.isfinite(lo) else ""
@@ -178,11 +182,12 @@ def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = Non
     parts = []
     for variant in dict.fromkeys(rows["variant"]):
         r = rows[rows["variant"] == variant]
-        parts.append(f"{variant}: " + "; ".join(_short(x) for _, x in r.iterrows()))
+        parts.append(f"{MATH_LABELS.get(variant, variant)}: " + "; ".join(_short(x) for _, x in r.iterrows()))
     family = int(diffs["family_size"].iloc[0])
     holm_txt = f", Holm over {family} comparisons" if family > 1 else ""
     summary = (f"{prefix}Mask R-CNN on {what}, polynomial minus softmax in AP points ({n} seed{'s' if n != 1 else ''}, "
-               f"margin $\\pm${margin:g}, equivalent when the 90% interval lies inside it (TOST at 5%){holm_txt}): " + " | ".join(parts) + ".")
+               f"margin $\\pm${margin:g}, equivalent when the 90% interval lies inside it (TOST at 5%){holm_txt}): "
+               + " | ".join(parts) + ".")
     return form, summary
 
 
