@@ -41,6 +41,11 @@ the grid must be read for it (their rMAE against
 :data:`FAIL_RMAE <polyattn.analysis.physics.FAIL_RMAE>`) before the rest are run, and the
 steps raised within the budget if softmax fails there: 160 steps on convection and reaction
 would bring the estimate to about 10 CPU-hours.
+
+The first book runs (seed 0 of softmax PINNsFormer and of the PINN, stored in
+``data/results/physics/``) took 330-365 CPU seconds (PINNsFormer) and about 80 (PINN) on a
+core of their own.  Both solve reaction at 80 steps and neither leaves the trivial solution
+on convection, so convection needs more steps (or another change) before the grid is run.
 """
 from __future__ import annotations
 
