@@ -43,7 +43,7 @@ steps raised within the budget if softmax fails there: 160 steps on convection a
 would bring the estimate to about 10 CPU-hours.
 
 The first book runs (seed 0 of softmax PINNsFormer and of the PINN, stored in
-``data/results/physics/``) took 330-365 CPU seconds (PINNsFormer) and about 80 (PINN) on a
+``data/results/physics/``) took 330-365 s of wall time (PINNsFormer) and about 80 (PINN), each on a
 core of their own.  Both solve reaction at 80 steps and neither leaves the trivial solution
 on convection, so convection needs more steps (or another change) before the grid is run.
 """
