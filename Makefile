@@ -21,7 +21,7 @@ export DEBIAN_FRONTEND := noninteractive
 APT := $(shell if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo apt-get; \
          elif command -v sudo >/dev/null && sudo -n true 2>/dev/null && command -v apt-get >/dev/null; then echo "sudo -n apt-get"; fi)
 
-.PHONY: setup book test system-data system-browser clean help
+.PHONY: setup book test system-data system-browser system-compiler clean help
 
 help:
 	@echo "make book    execute the chapters (PRESET=$(PRESET)) and build _build/html/index.html"
@@ -37,7 +37,7 @@ $(STAMP): | $(PY)
 	rm -f $(VENV)/.setup-*
 	touch $@
 
-setup: $(STAMP) system-data
+setup: $(STAMP) system-data system-compiler
 
 # Fashion-MNIST comes from Debian's dataset-fashion-mnist package, the King James Bible (the
 # Long Range Arena's text tasks) from bible-kjv: its `bible` program and its data file.
@@ -59,6 +59,19 @@ system-data:
 	else \
 	  echo "WARNING: /usr/bin/bible or $(BIBLE_DATA) is missing and apt-get cannot be used here;"; \
 	  echo "         install Debian's bible-kjv package (as root: apt-get install bible-kjv)"; \
+	fi
+
+# The compiled attention path (polyattn.kernels.compiled) is built on first use with g++; without
+# it that path is unavailable and attention keeps the pure-PyTorch blocked path.
+system-compiler:
+	@if command -v g++ >/dev/null; then :; \
+	elif [ -n "$(APT)" ]; then \
+	  echo "installing g++ with apt-get"; \
+	  ( $(APT) update -qq && $(APT) install -y -qq g++ >/dev/null ) || \
+	    echo "WARNING: apt-get could not install g++; the compiled attention path will be unavailable"; \
+	else \
+	  echo "WARNING: g++ is missing and apt-get cannot be used here; the compiled attention path will be unavailable."; \
+	  echo "         install it as root: apt-get install g++"; \
 	fi
 
 # The browser check drives Debian's chromium through chromium-driver.
