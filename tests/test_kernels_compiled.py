@@ -12,6 +12,7 @@ from test_kernels import _inputs, assert_matches_reference
 
 from polyattn.attention import MultiHeadAttention, attention
 from polyattn.kernels import choose_path, compiled, fused_attention
+from polyattn.kernels import linear as linear_kernels
 
 
 def _build_error():
@@ -106,6 +107,60 @@ def test_partial_gradients_equal_the_full_ones_and_calls_repeat_exactly():
                 assert torch.equal(leaf.grad, ref.grad)
 
 
+# the causal linear form of p = 1 in C++ (taken by path="linear" when the extension builds) and in PyTorch
+@needs_extension
+@pytest.mark.parametrize("switch", ["1", "0"])
+@pytest.mark.parametrize("chunk", [4, 7, 64])
+@pytest.mark.parametrize("n_mode", ["row", "fixed"])
+def test_causal_linear_form_matches_naive_in_both_implementations(switch, chunk, n_mode, monkeypatch):
+    monkeypatch.setenv("POLYATTN_COMPILED", switch)
+    monkeypatch.setattr(compiled, "LINEAR_CHUNK", chunk)
+    monkeypatch.setitem(linear_kernels.CAUSAL_CHUNK, 1, chunk)
+    for shape in SHAPES[:5]:
+        assert_matches_reference("poly:p=1", "linear", b=2, h=2, n_mode=n_mode, **shape)
+    assert_matches_reference("poly:p=1", "linear", b=3, h=2, n_q=37, n_k=37, causal=True, n_mode=n_mode)
+    assert_matches_reference("poly:p=1,c=1/14", "linear", b=2, h=2, n_q=29, n_k=37, causal=True, padded=True)
+    assert_matches_reference("poly:p=1", "linear", b=2, h=2, n_q=37, n_k=29, causal=True, padded=True)
+
+
+@needs_extension
+def test_compiled_causal_linear_form_is_taken_and_masks_exactly(monkeypatch):
+    calls = []
+    real = compiled.CompiledCausalLinear.apply
+    monkeypatch.setattr(compiled.CompiledCausalLinear, "apply", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(compiled, "LINEAR_CHUNK", 4)
+    q, k, v, _, kpm = _inputs(2, 3, 23, 23, 8, 5, 1, True)
+    q, k, v = q.float(), k.float(), v.float()
+    out = fused_attention(q, k, v, "poly:p=1", key_padding_mask=kpm, causal=True, path="linear")
+    assert calls, "path='linear' did not take the compiled causal form"
+    k2, v2 = k.clone(), v.clone()
+    k2[:, :, 15:] = 1e3 * torch.randn_like(k2[:, :, 15:])
+    v2[:, :, 15:] = 1e3 * torch.randn_like(v2[:, :, 15:])
+    pad = ~kpm[:, None, :, None]
+    k2, v2 = torch.where(pad, -7.0, k2), torch.where(pad, 9.0, v2)
+    out2 = fused_attention(q, k2, v2, "poly:p=1", key_padding_mask=kpm, causal=True, path="linear")
+    assert torch.equal(out[:, :, :15], out2[:, :, :15])
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    fused_attention(*leaves, "poly:p=1", causal=True, path="linear")[:, :, :15].sum().backward()
+    for leaf in leaves:
+        assert torch.count_nonzero(leaf.grad[:, :, 15:]) == 0
+    assert torch.count_nonzero(leaves[1].grad[:, :, :15]) > 0
+    # only some inputs need gradients: the same numbers for those
+    for wanted in ("q", "k", "v"):
+        part = [t.clone().requires_grad_(name == wanted) for name, t in zip("qkv", (q, k, v))]
+        fused_attention(*part, "poly:p=1", causal=True, path="linear")[:, :, :15].sum().backward()
+        got = dict(zip("qkv", part))[wanted].grad
+        assert torch.equal(got, dict(zip("qkv", leaves))[wanted].grad)
+
+
+def test_compiled_causal_linear_form_rejects_bad_input():
+    q = torch.randn(1, 2, 5, 4, dtype=torch.float64)
+    with pytest.raises(ValueError, match="float32 CPU"):
+        compiled.causal_linear_attention(q, q, q, torch.ones(1, 1, 1, 1))
+    with pytest.raises(ValueError, match="chunk must be positive"):
+        compiled.causal_linear_attention(q.float(), q.float(), q.float(), torch.ones(1, 1, 1, 1), chunk=-1)
+
+
 @needs_extension
 def test_module_takes_the_compiled_path():
     torch.manual_seed(0)
@@ -124,7 +179,8 @@ def test_auto_takes_the_compiled_path_for_causal_powers_only():
     assert choose_path("poly:p=3", 1024, 1024, 32, causal=True, compiled=False) == "blocked"
     assert choose_path("poly:p=3", 1024, 1024, 32, causal=False, compiled=True) == "blocked"
     assert choose_path("sigmoid", 1024, 1024, 32, causal=True, compiled=True) == "blocked"
-    assert choose_path("poly:p=1", 256, 256, 32, causal=True, compiled=True) == "compiled"
+    assert choose_path("poly:p=1", 128, 128, 32, causal=True, compiled=True) == "compiled"
+    assert choose_path("poly:p=1", 256, 256, 32, causal=True, compiled=True) == "linear"
     assert choose_path("poly:p=1", 1024, 1024, 32, causal=True, compiled=True) == "linear"
     assert choose_path("poly:p=2", 8192, 8192, 32, causal=True, compiled=True) == "linear"
     assert choose_path("poly:p=2", 1024, 1024, 32, causal=True, compiled=True) == "compiled"

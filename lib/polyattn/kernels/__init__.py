@@ -7,7 +7,8 @@ to the naive path.  Two paths:
              matrix is computed tile by tile and never stored; the backward pass
              recomputes the tiles (:mod:`polyattn.kernels.blocked`).
 ``linear``   poly of degree 1 and 2: exact forms in time linear in N, with a chunked
-             variant for causal masks (:mod:`polyattn.kernels.linear`).
+             variant for causal masks (:mod:`polyattn.kernels.linear`; for p = 1 on the
+             CPU it runs in the C++ extension of the compiled path when that builds).
 ``compiled`` poly (any integer degree) on the CPU: the tiles of the blocked path in a C++
              extension built on first use (:mod:`polyattn.kernels.compiled`).
 
@@ -38,9 +39,11 @@ LINEAR_P2_FEATURE_RATIO_CAUSAL = 8.0
 #: Causal poly attention on the CPU: ``auto`` takes the compiled path wherever it would take the
 #: blocked one (measured, 1 thread, d = 32, batch-heads 32, forward + backward: 0.5-0.8x SDPA's
 #: causal time from N = 64 to 2048, where the blocked path takes 0.9-1.0x; 0.7x the blocked
-#: time at N = 8-16), and for p = 1 instead of the linear form up to this many keys (0.42x SDPA
-#: against 0.53x at N = 256; at N = 1024 the linear form takes 0.35x, the compiled path 0.56x).
-COMPILED_P1_MAX_N = 256
+#: time at N = 8-16), and for p = 1 instead of the linear form up to this many keys (measured
+#: under load, forward + backward / SDPA causal: compiled tiles 0.92x, 0.48x, 0.69x, 0.50x and the
+#: linear form, itself in C++ where the extension builds, 1.04x, 0.52x, 0.58x, 0.30x at N = 64,
+#: 128, 256, 512).
+COMPILED_P1_MAX_N = 128
 
 
 def linear_degree(act) -> Optional[int]:

@@ -8,6 +8,11 @@ Every scale is folded into the row scale ``r_i``: the activation's 1/sqrt(N_i) o
 the score scale 1/sqrt(d) as (1/sqrt(d))^p (for p <= 4; a higher power scales q first, as
 the blocked path does, so that unscaled scores cannot overflow float32).
 
+The same extension holds the causal linear form of p = 1 (:func:`causal_linear_attention`,
+which :func:`polyattn.kernels.linear.linear_attention` takes on the CPU): chunks of queries,
+the running state ``sum_j k_j v_j^T`` carried from chunk to chunk, the diagonal tile of each
+chunk masked in place; the backward pass sweeps forward for dQ and backward for dK and dV.
+
 The extension is compiled on first use with ``torch.utils.cpp_extension.load`` (g++ and
 ninja, for this processor) into ``data/cache/torch_extensions`` (or
 ``$POLYATTN_CACHE/torch_extensions``); a later process loads the built library (a rebuild
@@ -38,6 +43,8 @@ EXTENSION_NAME = "polyattn_causal_poly"
 #: Query rows and keys per tile (measured on a 2-core x86 CPU, one thread, d = 32).
 BLOCK_Q = 64
 BLOCK_K = 256
+#: Queries per chunk of the causal linear form of p = 1.
+LINEAR_CHUNK = 64
 
 _LOCK = threading.Lock()
 _STATE: dict = {}
@@ -155,6 +162,48 @@ class CompiledPowerAttention(torch.autograd.Function):
         dq, dk, dv = load_extension().backward(q, k, v, rs, grad_out.contiguous(), p, causal, offset, block_q,
                                                block_k, nq or nk, nv)
         return (dq if nq else None, dk if nk else None, dv if nv else None) + (None,) * 6
+
+
+class CompiledCausalLinear(torch.autograd.Function):
+    """``out = rs * (causal Q K^T) V`` on ``[B*H, N, d]`` float32 in time linear in N (the C++ kernel)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, rs, offset, chunk):
+        ext = load_extension()
+        q, k, v, rs = q.contiguous(), k.contiguous(), v.contiguous(), rs.contiguous()
+        ctx.save_for_backward(q, k, v, rs)
+        ctx.args = (offset, chunk)
+        return ext.linear_forward(q, k, v, rs, offset, chunk)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, rs = ctx.saved_tensors
+        nq, nk, nv = ctx.needs_input_grad[:3]
+        offset, chunk = ctx.args
+        dq, dk, dv = load_extension().linear_backward(q, k, v, rs, grad_out.contiguous(), offset, chunk, nq, nk, nv)
+        return (dq if nq else None, dk if nk else None, dv if nv else None) + (None,) * 3
+
+
+def causal_linear_attention(q: Tensor, k: Tensor, v: Tensor, row_scale: Tensor, chunk: Optional[int] = None) -> Tensor:
+    """Causal ``out_i = r_i * sum_{j <= i + Nk - Nq} (q_i . k_j) v_j`` on ``[B, H, N, d]`` float32 CPU tensors.
+
+    The compiled form of :func:`polyattn.kernels.linear.linear_attention` for p = 1: ``row_scale``
+    ``[B or 1, 1, Nq or 1, 1]`` is the whole scale of a row (the caller folds 1/sqrt(d) into it).
+    """
+    if q.device.type != "cpu" or q.dtype != torch.float32:
+        raise ValueError(f"the compiled causal linear form takes float32 CPU tensors, got {q.dtype} on {q.device}")
+    b, h, n_q, d = q.shape
+    n_k, dv = k.shape[2], v.shape[3]
+    chunk = int(chunk or LINEAR_CHUNK)
+    if chunk < 1:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    rs = row_scale.to(torch.float32)
+    rows = rs.shape[0]
+    rs = rs.expand(rows, h, n_q, 1) if rows > 1 else rs.expand(1, 1, n_q, 1)
+    rs = rs.reshape(-1, n_q)
+    out = CompiledCausalLinear.apply(q.reshape(b * h, n_q, d), k.reshape(b * h, n_k, d), v.reshape(b * h, n_k, dv),
+                                     rs, n_k - n_q, chunk)
+    return out.view(b, h, n_q, dv)
 
 
 def compiled_attention(q: Tensor, k: Tensor, v: Tensor, act, n: Tensor, causal: bool = True, offset: int = 0,

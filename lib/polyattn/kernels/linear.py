@@ -12,7 +12,8 @@ symmetric half of ``q q^T``: ``phi(x) = (x_a x_b * c_ab)_{a <= b}``, ``c_aa = 1`
 Causal masks (and the per-row N that comes with them) use chunked linear attention:
 inside a chunk of ``C`` queries the weights are computed directly (``C x C``), across
 chunks a running state ``sum_j phi(k_j) v_j^T`` is carried by a cumulative sum over
-chunk states.  Padding keys are zeroed (``phi(0) = 0``), so they contribute exactly
+chunk states (for p = 1 on the CPU, the C++ extension of the compiled path carries the
+state from chunk to chunk instead, when it builds).  Padding keys are zeroed (``phi(0) = 0``), so they contribute exactly
 nothing.  The non-causal degree-2 form is an autograd Function that builds the features
 chunk by chunk (and rebuilds them in backward); the other forms are matrix products
 differentiated by autograd, with a hand-written backward for the feature map.
@@ -24,6 +25,8 @@ from typing import Optional
 
 import torch
 import torch.nn.functional as F
+
+from . import compiled as _compiled
 
 Tensor = torch.Tensor
 
@@ -241,19 +244,37 @@ def _causal_aligned(q: Tensor, k: Tensor, v: Tensor, p: int, chunk: int, state0:
     return out.reshape(b, h, nc * c, dv)[:, :, :n]
 
 
+def _use_compiled(compiled: Optional[bool], q: Tensor) -> bool:
+    if compiled is False:
+        return False
+    if q.device.type != "cpu":
+        if compiled:
+            raise ValueError(f"compiled=True runs on the CPU only; the inputs are on {q.device}")
+        return False
+    if compiled:
+        _compiled.load_extension()          # raises CompiledUnavailable with its cause
+        return True
+    return _compiled.auto_enabled()
+
+
 def linear_attention(q: Tensor, k: Tensor, v: Tensor, p: int, row_scale: Tensor, causal: bool = False,
-                     chunk: Optional[int] = None) -> Tensor:
+                     chunk: Optional[int] = None, compiled: Optional[bool] = None) -> Tensor:
     """``out_i = r_i * sum_{j visible} (q_i . k_j / sqrt(d))^p v_j`` in time linear in N.
 
     ``q, k, v``: ``[B, H, N, d]`` float32, padding keys already zeroed in ``k``;
     ``row_scale``: ``[B or 1, 1, Nq or 1, 1]``.  Causal masks align the queries with the
     end of the keys (query i sees keys j <= i + Nk - Nq), as ``attention_mask``.  The
-    score scale 1/sqrt(d) is applied to the output as (1/sqrt(d))^p.
+    score scale 1/sqrt(d) is applied to the output as (1/sqrt(d))^p.  ``compiled``: the causal
+    form of p = 1 on the CPU runs in the C++ extension (:func:`polyattn.kernels.compiled.causal_linear_attention`,
+    the same chunked products without PyTorch's temporaries) when True, or when None and
+    :func:`~polyattn.kernels.compiled.auto_enabled`; False keeps the PyTorch form.
     """
     feature_dim(q.shape[-1], p)
     scale = row_scale * (q.shape[-1] ** (-0.5 * p))
     if not causal:
         return _noncausal(q, k, v, p) * scale
+    if p == 1 and _use_compiled(compiled, q):
+        return _compiled.causal_linear_attention(q, k, v, scale, chunk)
     n_q, n_k = q.shape[2], k.shape[2]
     off = n_k - n_q
     chunk = chunk or CAUSAL_CHUNK[p]

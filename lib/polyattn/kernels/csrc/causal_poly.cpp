@@ -253,11 +253,162 @@ std::vector<at::Tensor> backward(const at::Tensor& q, const at::Tensor& k, const
   return {dq, dk, dv};
 }
 
+// ---------------------------------------------------------------------------------------------
+// The causal linear form of p = 1, chunk by chunk:
+//
+//     out_i = r_i * ( q_i S_c + sum_{j in the chunk's diagonal tile, j <= i + offset} (q_i . k_j) v_j )
+//
+// where S_c = sum of k_j v_j^T over the keys every query of chunk c sees (j < P(c), with
+// P(c) = i0 + offset clipped to [0, Nk]), carried from chunk to chunk, and the diagonal tile
+// holds the keys [P(c), E(c)), E(c) = i1 + offset clipped, masked per row.  The backward pass
+// recomputes S_c forward for dQ and carries R = sum over later chunks of Q_c^T (r dO_c)
+// backward for the prefix keys' dK and dV.  Same products as the chunked PyTorch form; no
+// cumulative sums, concatenations or temporaries of size N.
+
+int64_t clip(int64_t x, int64_t hi) { return std::max<int64_t>(0, std::min(hi, x)); }
+
+at::Tensor linear_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& rs,
+                          int64_t offset, int64_t chunk) {
+  check_inputs(q, k, v, rs);
+  const Plan pl = make_plan(q, k, v, 1, true, offset, chunk, chunk);
+  const int64_t bh = q.size(0), c = pl.block_q;
+  at::Tensor out = at::empty({bh, pl.n_q, pl.dv}, q.options());
+  const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
+  const float* rp = rs.data_ptr<float>();
+  const int64_t rs_stride = rs.size(0) == 1 ? 0 : pl.n_q;
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, bh, 1, [&](int64_t begin, int64_t end) {
+    float* state = scratch(static_cast<size_t>(pl.d * pl.dv + c * c));
+    float* s = state + pl.d * pl.dv;
+    for (int64_t b = begin; b < end; ++b) {
+      const float* kb = kp + b * pl.n_k * pl.d;
+      const float* vb = vp + b * pl.n_k * pl.dv;
+      int64_t seen = 0;                                     // keys folded into the state
+      std::fill(state, state + pl.d * pl.dv, 0.f);
+      for (int64_t i0 = 0; i0 < pl.n_q; i0 += c) {
+        const int64_t rows = std::min(c, pl.n_q - i0);
+        const int64_t pre = clip(i0 + offset, pl.n_k), end_k = clip(i0 + rows + offset, pl.n_k);
+        if (pre > seen) {
+          gemm(true, false, pl.d, pl.dv, pre - seen, 1.f, kb + seen * pl.d, pl.d, vb + seen * pl.dv, pl.dv, 1.f,
+               state, pl.dv);
+          seen = pre;
+        }
+        const float* qb = qp + (b * pl.n_q + i0) * pl.d;
+        float* ob = op + (b * pl.n_q + i0) * pl.dv;
+        gemm(false, false, rows, pl.dv, pl.d, 1.f, qb, pl.d, state, pl.dv, 0.f, ob, pl.dv);
+        const int64_t cols = end_k - pre;
+        if (cols > 0) {
+          gemm(false, true, rows, cols, pl.d, 1.f, qb, pl.d, kb + pre * pl.d, pl.d, 0.f, s, cols);
+          weights_pass(s, rows, cols, i0, pre, pl);
+          gemm(false, false, rows, pl.dv, cols, 1.f, s, cols, vb + pre * pl.dv, pl.dv, 1.f, ob, pl.dv);
+        }
+        const float* rb = rp + b * rs_stride + i0;
+        for (int64_t r = 0; r < rows; ++r) {
+          const float f = rb[r];
+          for (int64_t e = 0; e < pl.dv; ++e) ob[r * pl.dv + e] *= f;
+        }
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<at::Tensor> linear_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                        const at::Tensor& rs, const at::Tensor& grad_out, int64_t offset,
+                                        int64_t chunk, bool need_q, bool need_k, bool need_v) {
+  check_inputs(q, k, v, rs);
+  TORCH_CHECK(grad_out.sizes() == at::IntArrayRef({q.size(0), q.size(1), v.size(2)}) && grad_out.is_contiguous() &&
+                  grad_out.scalar_type() == at::kFloat,
+              "causal_linear: grad_out must be a contiguous float32 [BH, Nq, dv]");
+  const Plan pl = make_plan(q, k, v, 1, true, offset, chunk, chunk);
+  const int64_t bh = q.size(0), c = pl.block_q, n_chunks = (pl.n_q + c - 1) / c;
+  at::Tensor dq = need_q ? at::zeros_like(q) : at::Tensor();
+  at::Tensor dk = need_k ? at::zeros_like(k) : at::Tensor();
+  at::Tensor dv = need_v ? at::zeros_like(v) : at::Tensor();
+  if (!need_q && !need_k && !need_v) return {dq, dk, dv};
+  const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
+  const float *rp = rs.data_ptr<float>(), *gp = grad_out.data_ptr<float>();
+  const int64_t rs_stride = rs.size(0) == 1 ? 0 : pl.n_q;
+  float* dqp = need_q ? dq.data_ptr<float>() : nullptr;
+  float* dkp = need_k ? dk.data_ptr<float>() : nullptr;
+  float* dvp = need_v ? dv.data_ptr<float>() : nullptr;
+  const bool need_kv = need_k || need_v;
+  at::parallel_for(0, bh, 1, [&](int64_t begin, int64_t end) {
+    const int64_t dd = pl.d * pl.dv;
+    float* state = scratch(static_cast<size_t>(dd + 2 * c * c + c * pl.dv));
+    float* s = state + dd;                                  // also R in the backward sweep
+    float* dp = s + c * c;
+    float* go = dp + c * c;                                 // r dO of the chunk
+    for (int64_t b = begin; b < end; ++b) {
+      const float* kb = kp + b * pl.n_k * pl.d;
+      const float* vb = vp + b * pl.n_k * pl.dv;
+      const float* rb = rp + b * rs_stride;
+      auto scaled_grad = [&](int64_t i0, int64_t rows) {
+        const float* gb = gp + (b * pl.n_q + i0) * pl.dv;
+        for (int64_t r = 0; r < rows; ++r) {
+          const float f = rb[i0 + r];
+          for (int64_t e = 0; e < pl.dv; ++e) go[r * pl.dv + e] = f * gb[r * pl.dv + e];
+        }
+      };
+      // forward sweep: dQ_c = G_c S_c^T + (G_c V_t^T, masked) K_t; the diagonal tiles' dK, dV
+      int64_t seen = 0;
+      std::fill(state, state + dd, 0.f);
+      for (int64_t i0 = 0; i0 < pl.n_q; i0 += c) {
+        const int64_t rows = std::min(c, pl.n_q - i0);
+        const int64_t pre = clip(i0 + offset, pl.n_k), end_k = clip(i0 + rows + offset, pl.n_k), cols = end_k - pre;
+        if (need_q && pre > seen) {
+          gemm(true, false, pl.d, pl.dv, pre - seen, 1.f, kb + seen * pl.d, pl.d, vb + seen * pl.dv, pl.dv, 1.f,
+               state, pl.dv);
+          seen = pre;
+        }
+        scaled_grad(i0, rows);
+        const float* qb = qp + (b * pl.n_q + i0) * pl.d;
+        if (need_q) gemm(false, true, rows, pl.d, pl.dv, 1.f, go, pl.dv, state, pl.dv, 0.f, dqp + (b * pl.n_q + i0) * pl.d, pl.d);
+        if (cols <= 0) continue;
+        const float* kt = kb + pre * pl.d;
+        const float* vt = vb + pre * pl.dv;
+        gemm(false, true, rows, cols, pl.dv, 1.f, go, pl.dv, vt, pl.dv, 0.f, dp, cols);
+        if (need_v) gemm(false, true, rows, cols, pl.d, 1.f, qb, pl.d, kt, pl.d, 0.f, s, cols);
+        weights_grad_pass(s, dp, rows, cols, i0, pre, pl);   // p = 1: masks both (s is unused without need_v)
+        if (need_q) gemm(false, false, rows, pl.d, cols, 1.f, dp, cols, kt, pl.d, 1.f, dqp + (b * pl.n_q + i0) * pl.d, pl.d);
+        if (need_k) gemm(true, false, cols, pl.d, rows, 1.f, dp, cols, qb, pl.d, 1.f, dkp + (b * pl.n_k + pre) * pl.d, pl.d);
+        if (need_v) gemm(true, false, cols, pl.dv, rows, 1.f, s, cols, go, pl.dv, 1.f, dvp + (b * pl.n_k + pre) * pl.dv, pl.dv);
+      }
+      if (!need_kv) continue;
+      // backward sweep: keys [P(c), P(c + 1)) are prefix keys of the chunks after c, whose
+      // Q^T G sum is R: dK += V R^T, dV += K R
+      float* r_sum = state;
+      std::fill(r_sum, r_sum + dd, 0.f);
+      for (int64_t ci = n_chunks - 1; ci >= 0; --ci) {
+        const int64_t i0 = ci * c, rows = std::min(c, pl.n_q - i0);
+        const int64_t pre = clip(i0 + offset, pl.n_k);
+        const int64_t seg_end = ci == n_chunks - 1 ? pre : clip(i0 + c + offset, pl.n_k);
+        if (seg_end > pre) {
+          if (need_k) gemm(false, true, seg_end - pre, pl.d, pl.dv, 1.f, vb + pre * pl.dv, pl.dv, r_sum, pl.dv, 1.f,
+                           dkp + (b * pl.n_k + pre) * pl.d, pl.d);
+          if (need_v) gemm(false, false, seg_end - pre, pl.dv, pl.d, 1.f, kb + pre * pl.d, pl.d, r_sum, pl.dv, 1.f,
+                           dvp + (b * pl.n_k + pre) * pl.dv, pl.dv);
+        }
+        scaled_grad(i0, rows);
+        gemm(true, false, pl.d, pl.dv, rows, 1.f, qp + (b * pl.n_q + i0) * pl.d, pl.d, go, pl.dv, 1.f, r_sum, pl.dv);
+      }
+      const int64_t first = clip(offset, pl.n_k);             // keys every query sees
+      if (first > 0) {
+        if (need_k) gemm(false, true, first, pl.d, pl.dv, 1.f, vb, pl.dv, r_sum, pl.dv, 1.f, dkp + b * pl.n_k * pl.d, pl.d);
+        if (need_v) gemm(false, false, first, pl.dv, pl.d, 1.f, kb, pl.d, r_sum, pl.dv, 1.f, dvp + b * pl.n_k * pl.dv, pl.dv);
+      }
+    }
+  });
+  return {dq, dk, dv};
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Attention with the power activation (q.k)^p under a causal mask, tile by tile";
   m.def("forward", &forward, "out = r * (masked (Q K^T)^p) V");
   m.def("backward", &backward, "dQ, dK, dV of forward");
+  m.def("linear_forward", &linear_forward, "causal out = r * (masked Q K^T) V, chunk by chunk, linear in N");
+  m.def("linear_backward", &linear_backward, "dQ, dK, dV of linear_forward");
   m.def("blas_linked", &blas_linked, "whether the products go to the sgemm PyTorch links");
 }
