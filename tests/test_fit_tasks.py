@@ -43,6 +43,20 @@ def test_sequence_task_trains_and_describes_itself():
     results.validate(rec)
 
 
+def test_records_say_whether_the_compiled_extension_ran(monkeypatch):
+    from polyattn.kernels import compiled
+
+    monkeypatch.setenv("POLYATTN_COMPILED", "0")
+    assert fit(_seq(seed=3), progress=False)["provenance"]["compiled_extension"] == "switched off"
+    monkeypatch.setenv("POLYATTN_COMPILED", "1")
+    monkeypatch.setattr(compiled, "_STATE", {})
+    assert fit(_seq(seed=3), progress=False)["provenance"]["compiled_extension"] == "not loaded"
+    monkeypatch.setattr(compiled, "_STATE", {"module": object()})
+    assert fit(_seq(seed=3), progress=False)["provenance"]["compiled_extension"] == "loaded"
+    monkeypatch.setattr(compiled, "_STATE", {"error": "OSError: no g++"})
+    assert compiled.status() == "failed: OSError: no g++"
+
+
 @pytest.mark.parametrize("make", [_seq, _reg])
 def test_resumed_run_matches_uninterrupted(make):
     cfg = make(seed=5)

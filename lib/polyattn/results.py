@@ -9,7 +9,10 @@ A record is a small JSON file ``<root>/<experiment>/<config-hash>-seed<k>.json``
      "status": "ok" | "diverged", "diverged_step", "task", "seq_lens", "metrics_spec":
      [{name, unit, higher_is_better, scale, label}], "metrics": [...per evaluation...],
      "probes": [...rows...], "provenance": {"git_commit", "git_dirty", "packages",
-     "hardware", "started", "wall_s"}}
+     "hardware", "started", "wall_s", "compiled_extension"}}
+
+(``compiled_extension``: whether the C++ attention extension ran, see
+:func:`polyattn.kernels.compiled.status`; records written before it existed lack it.)
 
 The hash covers every field of the config that changes the computation (see
 :func:`polyattn.config.hash_fields`: fields added to the config enter it only where they

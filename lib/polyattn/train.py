@@ -20,6 +20,7 @@ from typing import Optional
 import torch
 
 from .config import TrainConfig
+from .kernels import compiled as compiled_kernels
 from .models.blocks import decay_groups
 from .presets import seed_everything
 from .qk_controls import qk_decay_step, scale_qk_init
@@ -236,6 +237,8 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     if rank == 0 and last_epoch == config.epochs:
         ckpt.unlink(missing_ok=True)
     prov["wall_s"] = wall_before + time.perf_counter() - t0
+    # which attention implementation ran (the compiled and PyTorch forms differ in float rounding)
+    prov["compiled_extension"] = compiled_kernels.status()
     prov["world_size"] = world
     record = {"schema": 1, "experiment": config.experiment, "config": config_dict(config), "config_hash": config.hash,
               "seed": config.seed, "preset": config.preset, "status": status, "diverged_step": diverged_step,

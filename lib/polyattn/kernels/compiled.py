@@ -120,6 +120,19 @@ def available() -> bool:
     return True
 
 
+def status() -> str:
+    """What this process did with the extension, for a record's provenance (builds nothing):
+    ``switched off`` (``POLYATTN_COMPILED=0``), ``loaded``, ``failed: <cause>`` or ``not loaded``
+    (nothing asked for it)."""
+    if os.environ.get("POLYATTN_COMPILED", "1") == "0":
+        return "switched off"
+    if "module" in _STATE:
+        return "loaded"
+    if "error" in _STATE:
+        return f"failed: {_STATE['error']}"
+    return "not loaded"
+
+
 def auto_enabled() -> bool:
     """Whether ``auto`` may take the compiled path (``POLYATTN_COMPILED=0`` says no)."""
     return os.environ.get("POLYATTN_COMPILED", "1") != "0" and available()
