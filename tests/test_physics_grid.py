@@ -26,7 +26,7 @@ def test_book_grid_runs_every_pde_variant_and_seed_once():
 def test_variants_are_the_chapter_activations_and_the_pinn():
     book = grid.physics("book", seeds=[0])
     assert len(book) == 21
-    specs = {grid.variant_label(c): c.activation for c in book if c.dataset == "convection"}
+    specs = {grid.variant_label(c): c.activation for c in book if grid.pde_of(c) == "convection"}
     assert specs == {"softmax": "softmax", "x^3/sqrt(N)": "poly:p=3", "x^3/14": "poly:p=3,c=1/14",
                      "x/sqrt(N)": "poly:p=1", "relu/N": "relu_n", "sigmoid": "sigmoid",
                      grid.PINN_LABEL: grid.PINN_ACTIVATION}
@@ -46,6 +46,19 @@ def test_paper_preset_is_the_published_configuration():
     assert all(c.options["test_grid"] == [101, 101] and c.device == "cuda" for c in paper)
 
 
+def test_book_convection_is_beta_30_and_the_paper_keeps_the_published_problems():
+    from polyattn.data.pde import get_pde
+
+    book = {(grid.pde_of(c), grid.variant_label(c)): c for c in grid.physics("book", seeds=[0])}
+    conv = book[("convection", "softmax")]
+    assert conv.dataset == "convection:beta=30" and get_pde(conv.dataset).params["beta"] == 30.0
+    assert conv.epochs == 160 and book[("convection", grid.PINN_LABEL)].dataset == conv.dataset
+    assert book[("reaction", "softmax")].dataset == "reaction" and book[("wave", "softmax")].dataset == "wave"
+    paper = grid.physics("paper", seeds=[0])
+    assert {c.dataset for c in paper} == set(grid.PDES)
+    assert get_pde(grid.pde_spec("paper", "convection")).params["beta"] == 50.0
+
+
 def test_book_preset_reductions_are_documented():
     book, paper = grid.SCALES["book"], grid.SCALES["paper"]
     assert book["test_grid"] == paper["test_grid"]        # scored exactly as published
@@ -54,6 +67,7 @@ def test_book_preset_reductions_are_documented():
     assert all(len(note) > 40 and "TODO" not in note for note in grid.BOOK_NOTES.values())
     assert len(grid.SIZING) >= 3
     assert all({"PDE", "model", "grid", "steps x iterations", "CPU s", "rMAE"} <= set(s) for s in grid.SIZING)
+    assert all(s["CPU s"] is not None or s.get("wall s") for s in grid.SIZING)
     rows = grid.setting_table()
     assert len(rows) == 6 and {r["preset"] for r in rows} == {"book", "paper"}
 
@@ -84,7 +98,7 @@ def test_a_smoke_run_of_each_pde_trains_and_keeps_its_field(tmp_path, monkeypatc
     smoke = grid.physics("smoke")
     assert len(smoke) == 21 and all(c.model in ("micro", "pinn_micro") for c in smoke)
     for pde in grid.PDES:
-        cfg = next(c for c in smoke if c.dataset == pde and c.activation == "poly:p=3")
+        cfg = next(c for c in smoke if grid.pde_of(c) == pde and c.activation == "poly:p=3")
         rec = load_or_run(cfg, progress=False)
         assert rec["status"] in ("ok", "diverged") and rec["metrics"]
         if rec["status"] == "ok":

@@ -23,29 +23,19 @@ published loss (residual and boundary terms over all five tokens, the initial va
 first).  Listed for GPUs, not run here.
 
 ``book``: sized for one CPU thread per run; see :data:`BOOK_NOTES` for what it reduces and
-why, and :data:`SIZING` for the measurements it rests on.  Expected CPU time per run, from
-two-step probes (the CPU seconds of a whole two-step ``fit``, halved, times the preset's
-steps; measured while two other training processes shared the machine's two cores, so upper
-bounds for the per-step cost): PINNsFormer on convection about 4.6 s a step, 80 steps, about
-370 s a run; on reaction about 3.9 s a step, about 310 s; on the wave about 15 s a step, 20
-steps, about 305 s; the PINN about 0.6 s a step on convection (about 50 s a run) and 2.3 s
-on the wave (about 45 s).  The 81 runs (66 PINNsFormer, 15 PINN) then take about 22,000 CPU
-seconds, about 6 CPU-hours, half the budget of about 12.  Two things were not measured and
-can move this: later L-BFGS steps may take more function evaluations in the line search (up
-to 25 per step) or end early when the loss stalls (the PINN's cheap steps suggest it stalls),
-and whether 80 steps solve convection and reaction at this size (the published runs take 500)
-was not established by the probes.  A 16-step probe of softmax on convection (seed 0, 66.8 CPU
-seconds, 4.2 a step) had not left the trivial solution: its training loss fell only from 0.49
-at step 4 to 0.43 at step 16 and its test rMAE stayed above 1.  So the first seed-0 runs of
-the grid must be read for it (their rMAE against
-:data:`FAIL_RMAE <polyattn.analysis.physics.FAIL_RMAE>`) before the rest are run, and the
-steps raised within the budget if softmax fails there: 160 steps on convection and reaction
-would bring the estimate to about 10 CPU-hours.
-
-The first book runs (seed 0 of softmax PINNsFormer and of the PINN, stored in
-``data/results/physics/``) took 330-365 s of wall time (PINNsFormer) and about 80 (PINN), each on a
-core of their own.  Both solve reaction at 80 steps and neither leaves the trivial solution
-on convection, so convection needs more steps (or another change) before the grid is run.
+why, and :data:`SIZING` for the measurements it rests on.  Two-step probes (the CPU seconds
+of a whole two-step ``fit``, halved; measured while two other training processes shared the
+machine's two cores, so upper bounds) put a PINNsFormer step at about 4.6 s on convection,
+3.9 s on reaction and 15 s on the wave, and a PINN step at 0.6-2.3 s.  The first book runs
+(seed 0 of softmax PINNsFormer and of the PINN) took 330-365 s of wall time for 80 steps
+(PINNsFormer) and about 80 s (the PINN), each on a core of its own.  Both solved reaction at
+80 steps; neither left the trivial solution of convection at beta = 50 (softmax: rMAE 0.92
+at step 80, and 0.55 after 200 steps in a longer probe), while at beta = 30 softmax reached
+rMAE 0.36 at step 80, 0.019 at step 100 and 0.005 from step 125 on (a 160-step probe, whose
+last 25 steps cost about 30 s in all: the line search ends them early).  So the book's
+convection is beta = 30 with 160 steps, and its budget: about 25 PINNsFormer runs of up to
+about 12 minutes on convection, 25 of about 5 on reaction and 25 of about 6 on the wave, plus
+15 PINN runs of 1-2 minutes, about 9-10 CPU-hours in all, within the 12 the chapter may use.
 """
 from __future__ import annotations
 
@@ -77,14 +67,18 @@ _COMMON = dict(task="pde", optimizer="lbfgs", lr=1.0, batch_size=1, warmup_epoch
                clip_grad=0.0, threads=1)
 
 #: Per preset: the PINNsFormer size, the PINN size, the training grids (PINNsFormer, PINN),
-#: the test grid, the L-BFGS iterations per step, the steps per PDE and how often to evaluate.
+#: the test grid, the L-BFGS iterations per step, the steps per PDE, how often to evaluate, and
+#: the PDE parameters that differ from the published ones (:mod:`polyattn.data.pde`'s defaults).
 SCALES = {
     "smoke": dict(model="micro", pinn="pinn_micro", grid=(9, 9), pinn_grid=(9, 9), test_grid=(21, 21),
-                  lbfgs_max_iter=4, steps={"convection": 2, "reaction": 2, "wave": 2}, eval_every=1),
+                  lbfgs_max_iter=4, steps={"convection": 2, "reaction": 2, "wave": 2}, eval_every=1,
+                  params={"convection": {"beta": 30.0}}),
     "book": dict(model="small", pinn="pinn_small", grid=(31, 31), pinn_grid=(61, 61), test_grid=(101, 101),
-                 lbfgs_max_iter=20, steps={"convection": 80, "reaction": 80, "wave": 20}, eval_every=2),
+                 lbfgs_max_iter=20, steps={"convection": 160, "reaction": 80, "wave": 20}, eval_every=2,
+                 params={"convection": {"beta": 30.0}}),
     "paper": dict(model="paper", pinn="pinn_paper", grid=(51, 51), pinn_grid=(101, 101), test_grid=(101, 101),
-                  lbfgs_max_iter=20, steps={"convection": 500, "reaction": 500, "wave": 1000}, eval_every=10),
+                  lbfgs_max_iter=20, steps={"convection": 500, "reaction": 500, "wave": 1000}, eval_every=10,
+                  params={}),
 }
 
 #: What the book preset changes from the paper preset, and why, keyed by the field of
@@ -104,8 +98,15 @@ BOOK_NOTES = {
     "pinn_grid": "61 x 61 collocation points for the PINN instead of 101 x 101: cost, as for PINNsFormer; the PINN "
                  "keeps about 4 times PINNsFormer's points (3,721 against 961), as published (10,201 against 2,601), "
                  "since it has one token per point",
-    "steps": "80 L-BFGS steps of up to 20 iterations on convection and reaction (500 published) and 20 on the wave "
-             "(1,000 published): the budget of about 12 CPU-hours for the grid's 81 runs (see SIZING); a wave step "
+    "params": "convection speed beta = 30 instead of 50: on the 31 x 31 grid this keeps the published number of "
+              "collocation points per period of the solution in t (beta / (points - 1) = 1 radian between neighbours, "
+              "as 50 / 50 on the published 51 x 51 grid), and at beta = 50 softmax PINNsFormer did not solve "
+              "convection on this grid within 200 steps (see SIZING), so a comparison there would compare failures; "
+              "beta = 30 still defeats the plain PINN (its published failures start near beta = 20)",
+    "steps": "160 L-BFGS steps of up to 20 iterations on convection, 80 on reaction (500 published) and 20 on the "
+             "wave (1,000 published): the budget of about 12 CPU-hours for the grid's 81 runs (see SIZING); softmax "
+             "PINNsFormer left the trivial solution of convection only after about 80 steps and reached its final "
+             "error near step 120, after which the line search ends steps early and they cost little; a wave step "
              "costs about 4 times a convection step (second derivatives through the five tokens), and the "
              "published PINNsFormer does not solve the wave even after 1,000 steps (rMAE 0.27)",
     "eval_every": "test errors every 2 L-BFGS steps instead of every 10, so that the shorter runs still give loss "
@@ -116,8 +117,9 @@ BOOK_NOTES = {
 #: Measurements behind the book preset (documentation only): per probe, the PDE, model,
 #: grid, L-BFGS steps and iterations, CPU seconds on one thread (``time.process_time`` of the
 #: whole ``fit``: building, the steps, one test evaluation and the stored field; upper bounds,
-#: taken while two other training processes shared the machine's two cores) and the test rMAE
-#: reached.  Two steps say what a step costs, not whether a run solves its problem.
+#: taken while two other training processes shared the machine's two cores) or, for the long
+#: probes, wall seconds, and the test rMAE reached.  Two steps say what a step costs, not
+#: whether a run solves its problem; the long probes say whether softmax solves convection.
 SIZING = (
     {"PDE": "convection", "model": "small, softmax", "grid": "31 x 31", "steps x iterations": "2 x 20",
      "CPU s": 9.1, "rMAE": 1.001},
@@ -133,6 +135,11 @@ SIZING = (
      "CPU s": 4.5, "rMAE": 1.169},
     {"PDE": "convection", "model": "small, softmax", "grid": "31 x 31", "steps x iterations": "16 x 20",
      "CPU s": 66.8, "rMAE": 1.286},
+    # wall seconds with four training processes on the two cores (about twice the CPU seconds)
+    {"PDE": "convection (beta = 50)", "model": "small, softmax", "grid": "31 x 31", "steps x iterations": "200 x 20",
+     "CPU s": None, "wall s": 1843, "rMAE": 0.554},
+    {"PDE": "convection (beta = 30)", "model": "small, softmax", "grid": "31 x 31", "steps x iterations": "160 x 20",
+     "CPU s": None, "wall s": 1477, "rMAE": 0.0045},
 )
 
 
@@ -149,6 +156,13 @@ def preset_pdes(preset: str) -> tuple:
     return tuple(p for p in PDES if p in steps)
 
 
+def pde_spec(preset: str, pde: str) -> str:
+    """The problem a preset trains on: the PDE's name, with the parameters it changes
+    (``convection:beta=30`` for the book preset)."""
+    params = SCALES[check(preset)]["params"].get(pde, {})
+    return pde + "".join(f":{k}={v:g}" for k, v in sorted(params.items()))
+
+
 def config_for(preset: str, pde: str, label: str, seed: int) -> TrainConfig:
     """The config of one run: ``pde`` one of :data:`PDES`, ``label`` one of :data:`VARIANTS`."""
     scale = SCALES[check(preset)]
@@ -162,7 +176,8 @@ def config_for(preset: str, pde: str, label: str, seed: int) -> TrainConfig:
     pinn = label == PINN_LABEL
     spec = PINN_ACTIVATION if pinn else dict(PINNSFORMER_VARIANTS)[label]
     grid = scale["pinn_grid"] if pinn else scale["grid"]
-    return TrainConfig(experiment="physics", preset=preset, dataset=pde, model=scale["pinn" if pinn else "model"],
+    return TrainConfig(experiment="physics", preset=preset, dataset=pde_spec(preset, pde),
+                       model=scale["pinn" if pinn else "model"],
                        activation=spec, epochs=scale["steps"][pde], lbfgs_max_iter=scale["lbfgs_max_iter"],
                        eval_every=scale["eval_every"], seed=seed, device="cuda" if preset == "paper" else "cpu",
                        options={"grid": list(grid), "test_grid": list(scale["test_grid"])}, **_COMMON)
@@ -221,6 +236,7 @@ def setting_table(presets=("book", "paper")) -> list[dict]:
                          "PINNsFormer grid": "{} x {}".format(*s["grid"]),
                          "PINN": f"{p['layers']} layers of width {p['width']}",
                          "PINN grid": "{} x {}".format(*s["pinn_grid"]),
+                         "problem": pde_spec(preset, pde),
                          "L-BFGS steps x iterations": f"{s['steps'][pde]} x {s['lbfgs_max_iter']}",
                          "test grid": "{} x {}".format(*s["test_grid"])})
     return rows
@@ -241,5 +257,5 @@ PUBLISHED_ERRORS = {
 }
 
 __all__ = ["BOOK_NOTES", "MAIN_VARIANTS", "PDES", "PINNSFORMER_VARIANTS", "PINN_LABEL", "PUBLISHED_ERRORS", "SCALES",
-           "SEEDS", "SEED_REPORT", "SIZING", "VARIANTS", "config_for", "pde_of", "physics", "preset_pdes",
+           "SEEDS", "SEED_REPORT", "SIZING", "VARIANTS", "config_for", "pde_of", "pde_spec", "physics", "preset_pdes",
            "setting_table", "variant_label"]
