@@ -103,3 +103,16 @@ def test_a_smoke_run_of_each_pde_trains_and_keeps_its_field(tmp_path, monkeypatc
         assert rec["status"] in ("ok", "diverged") and rec["metrics"]
         if rec["status"] == "ok":
             assert len(rec["final"]["prediction"]) == 51 * 51 and len(rec["final"]["attention"]) == 2
+
+
+def test_the_published_speed_runs_are_the_committed_first_book_runs():
+    from polyattn.runs import stored
+
+    runs = grid.published_speed_runs()
+    assert [grid.variant_label(c) for c in runs] == ["softmax", grid.PINN_LABEL]
+    assert all(c.dataset == "convection" and c.epochs == grid.PUBLISHED_SPEED_STEPS for c in runs)
+    for c in runs:
+        rec = stored(c)
+        assert rec is not None and rec["preset"] == "book" and not rec["provenance"]["git_dirty"], c.hash
+    with pytest.raises(ValueError, match="not a wave problem"):
+        grid.config_for("book", "wave", "softmax", 0, spec="convection")

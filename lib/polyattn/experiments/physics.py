@@ -39,6 +39,8 @@ about 12 minutes on convection, 25 of about 5 on reaction and 25 of about 6 on t
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from ..config import TrainConfig
 from ..presets import check, seeds_for
 
@@ -163,8 +165,10 @@ def pde_spec(preset: str, pde: str) -> str:
     return pde + "".join(f":{k}={v:g}" for k, v in sorted(params.items()))
 
 
-def config_for(preset: str, pde: str, label: str, seed: int) -> TrainConfig:
-    """The config of one run: ``pde`` one of :data:`PDES`, ``label`` one of :data:`VARIANTS`."""
+def config_for(preset: str, pde: str, label: str, seed: int, spec: Optional[str] = None,
+               steps: Optional[int] = None) -> TrainConfig:
+    """The config of one run: ``pde`` one of :data:`PDES`, ``label`` one of :data:`VARIANTS`;
+    ``spec`` and ``steps`` replace the preset's problem (:func:`pde_spec`) and L-BFGS steps."""
     scale = SCALES[check(preset)]
     if pde not in PDES:
         raise ValueError(f"unknown PDE {pde!r}; choose one of {', '.join(PDES)}")
@@ -174,13 +178,27 @@ def config_for(preset: str, pde: str, label: str, seed: int) -> TrainConfig:
     if label not in VARIANTS:
         raise ValueError(f"unknown variant {label!r}; choose one of {', '.join(VARIANTS)}")
     pinn = label == PINN_LABEL
-    spec = PINN_ACTIVATION if pinn else dict(PINNSFORMER_VARIANTS)[label]
+    problem = spec
+    if problem is not None and problem.split(":", 1)[0] != pde:
+        raise ValueError(f"spec {problem!r} is not a {pde} problem")
+    act = PINN_ACTIVATION if pinn else dict(PINNSFORMER_VARIANTS)[label]
     grid = scale["pinn_grid"] if pinn else scale["grid"]
-    return TrainConfig(experiment="physics", preset=preset, dataset=pde_spec(preset, pde),
+    return TrainConfig(experiment="physics", preset=preset, dataset=problem or pde_spec(preset, pde),
                        model=scale["pinn" if pinn else "model"],
-                       activation=spec, epochs=scale["steps"][pde], lbfgs_max_iter=scale["lbfgs_max_iter"],
+                       activation=act, epochs=steps or scale["steps"][pde], lbfgs_max_iter=scale["lbfgs_max_iter"],
                        eval_every=scale["eval_every"], seed=seed, device="cuda" if preset == "paper" else "cpu",
                        options={"grid": list(grid), "test_grid": list(scale["test_grid"])}, **_COMMON)
+
+
+#: L-BFGS steps of the first book runs on convection, at the published speed beta = 50.
+PUBLISHED_SPEED_STEPS = 80
+
+
+def published_speed_runs(seed: int = 0) -> list[TrainConfig]:
+    """The first book runs on convection (softmax PINNsFormer and the PINN, 80 steps at the
+    published beta = 50; their records are committed): the evidence that chose beta = 30."""
+    return [config_for("book", "convection", label, seed, spec="convection", steps=PUBLISHED_SPEED_STEPS)
+            for label in ("softmax", PINN_LABEL)]
 
 
 def physics(preset: str = "book", seeds=None, pdes=None) -> list[TrainConfig]:
@@ -258,4 +276,5 @@ PUBLISHED_ERRORS = {
 
 __all__ = ["BOOK_NOTES", "MAIN_VARIANTS", "PDES", "PINNSFORMER_VARIANTS", "PINN_LABEL", "PUBLISHED_ERRORS", "SCALES",
            "SEEDS", "SEED_REPORT", "SIZING", "VARIANTS", "config_for", "pde_of", "pde_spec", "physics", "preset_pdes",
+           "PUBLISHED_SPEED_STEPS", "published_speed_runs",
            "setting_table", "variant_label"]
