@@ -33,9 +33,9 @@ machine's two cores, so upper bounds) put a PINNsFormer step at about 4.6 s on c
 at step 80, and 0.55 after 200 steps in a longer probe), while at beta = 30 softmax reached
 rMAE 0.36 at step 80, 0.019 at step 100 and 0.005 from step 125 on (a 160-step probe, whose
 last 25 steps cost about 30 s in all: the line search ends them early).  So the book's
-convection is beta = 30 with 160 steps, and its budget: about 25 PINNsFormer runs of up to
-about 12 minutes on convection, 25 of about 5 on reaction and 25 of about 6 on the wave, plus
-15 PINN runs of 1-2 minutes, about 9-10 CPU-hours in all, within the 12 the chapter may use.
+convection is beta = 30 with 160 steps, and its budget: 22 PINNsFormer runs per problem, of
+up to about 12 minutes each on convection, about 5 on reaction and about 6 on the wave, plus
+15 PINN runs of 1-2 minutes, about 9 CPU-hours in all, within the 12 the chapter may use.
 """
 from __future__ import annotations
 
@@ -104,7 +104,8 @@ BOOK_NOTES = {
               "collocation points per period of the solution in t (beta / (points - 1) = 1 radian between neighbours, "
               "as 50 / 50 on the published 51 x 51 grid), and at beta = 50 softmax PINNsFormer did not solve "
               "convection on this grid within 200 steps (see SIZING), so a comparison there would compare failures; "
-              "beta = 30 still defeats the plain PINN (its published failures start near beta = 20)",
+              "beta = 30 is still a failure case of the plain PINN: it is the speed at which Krishnapriyan et al. (2021), who "
+              "described these failure modes, show a PINN failing on convection",
     "steps": "160 L-BFGS steps of up to 20 iterations on convection, 80 on reaction (500 published) and 20 on the "
              "wave (1,000 published): the budget of about 12 CPU-hours for the grid's 81 runs (see SIZING); softmax "
              "PINNsFormer left the trivial solution of convection only after about 80 steps and reached its final "

@@ -13,8 +13,8 @@ Causal masks (and the per-row N that comes with them) use chunked linear attenti
 inside a chunk of ``C`` queries the weights are computed directly (``C x C``), across
 chunks a running state ``sum_j phi(k_j) v_j^T`` is carried by a cumulative sum over
 chunk states (for p = 1 on the CPU, the C++ extension of the compiled path carries the
-state from chunk to chunk instead, when it builds).  Padding keys are zeroed (``phi(0) = 0``), so they contribute exactly
-nothing.  The non-causal degree-2 form is an autograd Function that builds the features
+state from chunk to chunk instead, when it builds).  Padding keys are zeroed
+(``phi(0) = 0``), so they contribute exactly nothing.  The non-causal degree-2 form is an autograd Function that builds the features
 chunk by chunk (and rebuilds them in backward); the other forms are matrix products
 differentiated by autograd, with a hand-written backward for the feature map.
 """
@@ -273,7 +273,8 @@ def linear_attention(q: Tensor, k: Tensor, v: Tensor, p: int, row_scale: Tensor,
     scale = row_scale * (q.shape[-1] ** (-0.5 * p))
     if not causal:
         return _noncausal(q, k, v, p) * scale
-    if p == 1 and _use_compiled(compiled, q):
+    # the compiled form returns no gradient for the row scale: keep PyTorch's when one is needed
+    if p == 1 and not row_scale.requires_grad and _use_compiled(compiled, q):
         return _compiled.causal_linear_attention(q, k, v, scale, chunk)
     n_q, n_k = q.shape[2], k.shape[2]
     off = n_k - n_q
