@@ -14,8 +14,9 @@ inside a chunk of ``C`` queries the weights are computed directly (``C x C``), a
 chunks a running state ``sum_j phi(k_j) v_j^T`` is carried by a cumulative sum over
 chunk states (for p = 1 on the CPU, the C++ extension of the compiled path carries the
 state from chunk to chunk instead, when it builds).  Padding keys are zeroed
-(``phi(0) = 0``), so they contribute exactly nothing.  The non-causal degree-2 form is an autograd Function that builds the features
-chunk by chunk (and rebuilds them in backward); the other forms are matrix products
+(``phi(0) = 0``), so they contribute exactly nothing.  The non-causal degree-2 form is an
+autograd Function that builds the features chunk by chunk (and rebuilds them in backward);
+the other forms are matrix products
 differentiated by autograd, with a hand-written backward for the feature map.
 """
 from __future__ import annotations
