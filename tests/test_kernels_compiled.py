@@ -268,3 +268,14 @@ def test_the_aten_route_for_a_torch_without_blas_gives_the_same_numbers():
             b = [aten.forward(q, k, v, rs, *args), *aten.backward(q, k, v, rs, go, *args, True, True)]
             for x, y in zip(a, b):
                 torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
+
+
+@needs_extension
+def test_a_row_scale_that_needs_a_gradient_keeps_the_pytorch_form():
+    q, k, v = (torch.randn(1, 2, 9, 4) for _ in range(3))
+    rs = torch.full((1, 1, 9, 1), 0.5, requires_grad=True)
+    out = linear_kernels.linear_attention(q, k, v, 1, rs, causal=True)
+    out.sum().backward()
+    assert rs.grad is not None and torch.count_nonzero(rs.grad) > 0
+    fixed = linear_kernels.linear_attention(q, k, v, 1, rs.detach(), causal=True)
+    torch.testing.assert_close(fixed, out.detach(), rtol=1e-5, atol=1e-6)
