@@ -122,6 +122,27 @@ def test_discover_reads_kinds_and_reports_missing_entries(tmp_path):
     assert [c["file"] for c in pruned["chapters"]] == ["chapters/01_mini"]
 
 
+def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_path, monkeypatch):
+    from polyattn import experiments, results
+    from polyattn.book import status
+    from polyattn.config import TrainConfig
+
+    nb = _tiny_notebook()
+    nb.metadata["polyattn"] = {"results": ["unit_grid"]}
+    root = _mini_book(tmp_path, nb)
+    configs = [TrainConfig(experiment="unit_grid", preset="book", seed=s) for s in range(3)]
+    monkeypatch.setattr(experiments, "GRIDS", {"unit_grid": lambda preset, seeds: configs})
+    for c, dirty in zip(configs[:2], (False, True)):
+        rec = {"schema": 1, "experiment": c.experiment, "config": results.config_dict(c), "config_hash": c.hash,
+               "seed": c.seed, "preset": "book", "status": "ok", "diverged_step": None,
+               "metrics": [{"epoch": 1, "test_acc": 0.5}], "probes": [],
+               "provenance": {**results.provenance(), "git_dirty": dirty}}
+        results.write_atomic(results.record_path(c, root / "data" / "results"), rec)
+    (row,) = status.records_table(root)
+    assert row == {"grid": "unit_grid", "book runs": 3, "stored": 1, "state": "2 to run", "read by": "01_mini"}
+    assert "| unit_grid | 3 | 1 | 2 to run | 01_mini |" in status.records_markdown(root)
+
+
 def test_real_toc_lists_the_first_chapter_and_the_status_page():
     entries = {e.docname: e for e in book.discover(ROOT)}
     assert entries["chapters/01_activations"].kind == "notebook"

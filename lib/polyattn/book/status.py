@@ -1,4 +1,5 @@
-"""The status page: one row per executed chapter from the manifest, and the build's environment."""
+"""The status page: one row per executed chapter from the manifest, the book grids' stored
+records, and the build's environment."""
 from __future__ import annotations
 
 import os
@@ -49,6 +50,35 @@ def status_table(build_root: Path = REPO_ROOT):
     return pd.DataFrame(rows, columns=["chapter", "docname", "preset", "state", "seconds", "executed at (UTC)", "status"])
 
 
+def records_table(root: Path = REPO_ROOT) -> list[dict]:
+    """One row per grid: its book runs, how many have a valid record from a clean tree in
+    ``data/results`` (records of a modified tree do not count), and the chapters that read it."""
+    from ..experiments import GRIDS
+    from ..results import InvalidRecord, load, record_path
+    from .notebooks import declared_results, read_notebook
+    from .toc import discover
+
+    readers: dict[str, list[str]] = {}
+    for e in discover(root):
+        if e.kind == "notebook":
+            for grid in declared_results(read_notebook(e.source)):
+                readers.setdefault(grid, []).append(e.name)
+    rows = []
+    for name in sorted(GRIDS):
+        configs = GRIDS[name]("book", None)
+        found = 0
+        for c in configs:
+            path = record_path(c, Path(root) / "data" / "results")
+            try:
+                found += path.exists() and load(path, c, evidence=True) is not None
+            except InvalidRecord:
+                pass
+        rows.append({"grid": name, "book runs": len(configs), "stored": found,
+                     "state": "complete" if found == len(configs) else f"{len(configs) - found} to run",
+                     "read by": ", ".join(readers.get(name, [])) or "no chapter yet"})
+    return rows
+
+
 def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
     def esc(v):
         return str(v).replace("|", "\\|")
@@ -56,6 +86,11 @@ def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def records_markdown(root: Path = REPO_ROOT) -> str:
+    rows = records_table(root)
+    return _markdown_table(list(rows[0]) if rows else ["grid"], [list(r.values()) for r in rows])
 
 
 def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:
