@@ -548,3 +548,13 @@ def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
     executed = {c: tmp_path / "_build" / "executed" / f"{c}.ipynb" for c in chapters}
     produced = {k: v for k, v in book.collect_verdicts(executed).items() if k not in retrained}
     assert produced == committed
+
+
+def test_the_records_command_prints_every_grid():
+    from polyattn.experiments import GRIDS
+
+    out = subprocess.run([sys.executable, "-m", "polyattn", "records"], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["grid", "book"] and len(lines) == 1 + len(GRIDS)
+    assert all(any(line.startswith(name + " ") for line in lines) for name in GRIDS)

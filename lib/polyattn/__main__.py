@@ -1,4 +1,4 @@
-"""Command line: ``python -m polyattn train|grid|bench|book ...``.
+"""Command line: ``python -m polyattn train|grid|records|bench|book ...``.
 
 Errors a user can fix (a bad activation spec, a missing dataset, an inconsistent config)
 are printed as one line with the cause and the fix, without a traceback.
@@ -96,6 +96,17 @@ def cmd_grid(args) -> int:
     return 0
 
 
+def cmd_records(args) -> int:
+    from .book.status import records_table
+
+    rows = records_table()
+    widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
+    print("  ".join(k.ljust(w) for k, w in widths.items()))
+    for r in rows:
+        print("  ".join(str(r[k]).ljust(w) for k, w in widths.items()))
+    return 0
+
+
 def main(argv=None) -> int:
     from .data import DatasetMissing
 
@@ -113,6 +124,8 @@ def main(argv=None) -> int:
     g.add_argument("--device", default=None, help="cpu, cuda (paper preset default: cuda)")
     g.add_argument("--recompute", action="store_true")
     g.set_defaults(func=cmd_grid)
+    r = sub.add_parser("records", help="per grid: the book runs, how many are stored from a clean tree, who reads them")
+    r.set_defaults(func=cmd_records)
     for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
