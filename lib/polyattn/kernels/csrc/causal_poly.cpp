@@ -142,6 +142,20 @@ void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
               "causal_poly: the row scale must be [1 or BH, Nq]");
 }
 
+void check_grad_out(const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& v, const char* name) {
+  TORCH_CHECK(grad_out.sizes() == at::IntArrayRef({q.size(0), q.size(1), v.size(2)}) && grad_out.is_contiguous() &&
+                  grad_out.scalar_type() == at::kFloat,
+              name, ": grad_out must be a contiguous float32 [BH, Nq, dv]");
+}
+
+// dst[r, :] = r_r * src[r, :] for rows of width cols (dst == src scales in place).
+void scale_rows(float* dst, const float* src, const float* r_scale, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float f = r_scale[r];
+    for (int64_t e = 0; e < cols; ++e) dst[r * cols + e] = f * src[r * cols + e];
+  }
+}
+
 Plan make_plan(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t p, bool causal,
                int64_t offset, int64_t block_q, int64_t block_k) {
   TORCH_CHECK(p >= 1, "causal_poly: p must be >= 1");
@@ -180,11 +194,7 @@ at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
         gemm(false, false, rows, pl.dv, cols, 1.f, s, cols, vp + (b * pl.n_k + j0) * pl.dv, pl.dv,
              j0 == 0 ? 0.f : 1.f, ob, pl.dv);
       }
-      const float* rb = rp + b * rs_stride + i0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const float f = rb[r];
-        for (int64_t c = 0; c < pl.dv; ++c) ob[r * pl.dv + c] *= f;
-      }
+      scale_rows(ob, ob, rp + b * rs_stride + i0, rows, pl.dv);
     }
   });
   return out;
@@ -194,9 +204,7 @@ std::vector<at::Tensor> backward(const at::Tensor& q, const at::Tensor& k, const
                                  const at::Tensor& grad_out, int64_t p, bool causal, int64_t offset, int64_t block_q,
                                  int64_t block_k, bool need_qk, bool need_v) {
   check_inputs(q, k, v, rs);
-  TORCH_CHECK(grad_out.sizes() == at::IntArrayRef({q.size(0), q.size(1), v.size(2)}) && grad_out.is_contiguous() &&
-                  grad_out.scalar_type() == at::kFloat,
-              "causal_poly: grad_out must be a contiguous float32 [BH, Nq, dv]");
+  check_grad_out(grad_out, q, v, "causal_poly");
   const Plan pl = make_plan(q, k, v, p, causal, offset, block_q, block_k);
   const int64_t bh = q.size(0);
   at::Tensor dq = need_qk ? at::zeros_like(q) : at::Tensor();
@@ -221,11 +229,7 @@ std::vector<at::Tensor> backward(const at::Tensor& q, const at::Tensor& k, const
         const int64_t rows = std::min(pl.block_q, pl.n_q - i0), k_end = pl.key_end(i0 + rows);
         if (k_end == 0) continue;
         const float* qb = qp + (b * pl.n_q + i0) * pl.d;
-        const float* gb = gp + (b * pl.n_q + i0) * pl.dv;
-        for (int64_t r = 0; r < rows; ++r) {
-          const float f = rb[i0 + r];
-          for (int64_t c = 0; c < pl.dv; ++c) go[r * pl.dv + c] = f * gb[r * pl.dv + c];
-        }
+        scale_rows(go, gp + (b * pl.n_q + i0) * pl.dv, rb + i0, rows, pl.dv);
         for (int64_t j0 = 0; j0 < k_end; j0 += pl.block_k) {
           const int64_t cols = std::min(pl.block_k, k_end - j0);
           const float* kb = kp + (b * pl.n_k + j0) * pl.d;
@@ -302,11 +306,7 @@ at::Tensor linear_forward(const at::Tensor& q, const at::Tensor& k, const at::Te
           weights_pass(s, rows, cols, i0, pre, pl);
           gemm(false, false, rows, pl.dv, cols, 1.f, s, cols, vb + pre * pl.dv, pl.dv, 1.f, ob, pl.dv);
         }
-        const float* rb = rp + b * rs_stride + i0;
-        for (int64_t r = 0; r < rows; ++r) {
-          const float f = rb[r];
-          for (int64_t e = 0; e < pl.dv; ++e) ob[r * pl.dv + e] *= f;
-        }
+        scale_rows(ob, ob, rp + b * rs_stride + i0, rows, pl.dv);
       }
     }
   });
@@ -317,9 +317,7 @@ std::vector<at::Tensor> linear_backward(const at::Tensor& q, const at::Tensor& k
                                         const at::Tensor& rs, const at::Tensor& grad_out, int64_t offset,
                                         int64_t chunk, bool need_q, bool need_k, bool need_v) {
   check_inputs(q, k, v, rs);
-  TORCH_CHECK(grad_out.sizes() == at::IntArrayRef({q.size(0), q.size(1), v.size(2)}) && grad_out.is_contiguous() &&
-                  grad_out.scalar_type() == at::kFloat,
-              "causal_linear: grad_out must be a contiguous float32 [BH, Nq, dv]");
+  check_grad_out(grad_out, q, v, "causal_linear");
   const Plan pl = make_plan(q, k, v, 1, true, offset, chunk, chunk);
   const int64_t bh = q.size(0), c = pl.block_q, n_chunks = (pl.n_q + c - 1) / c;
   at::Tensor dq = need_q ? at::zeros_like(q) : at::Tensor();
@@ -344,11 +342,7 @@ std::vector<at::Tensor> linear_backward(const at::Tensor& q, const at::Tensor& k
       const float* vb = vp + b * pl.n_k * pl.dv;
       const float* rb = rp + b * rs_stride;
       auto scaled_grad = [&](int64_t i0, int64_t rows) {
-        const float* gb = gp + (b * pl.n_q + i0) * pl.dv;
-        for (int64_t r = 0; r < rows; ++r) {
-          const float f = rb[i0 + r];
-          for (int64_t e = 0; e < pl.dv; ++e) go[r * pl.dv + e] = f * gb[r * pl.dv + e];
-        }
+        scale_rows(go, gp + (b * pl.n_q + i0) * pl.dv, rb + i0, rows, pl.dv);
       };
       // forward sweep: dQ_c = G_c S_c^T + (G_c V_t^T, masked) K_t; the diagonal tiles' dK, dV
       int64_t seen = 0;
