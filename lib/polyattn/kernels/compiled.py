@@ -120,11 +120,16 @@ def available() -> bool:
     return True
 
 
+def switched_off() -> bool:
+    """Whether ``POLYATTN_COMPILED=0`` keeps ``auto`` (and the linear form) off the extension."""
+    return os.environ.get("POLYATTN_COMPILED", "1") == "0"
+
+
 def status() -> str:
     """What this process did with the extension, for a record's provenance (builds nothing):
     ``switched off`` (``POLYATTN_COMPILED=0``), ``loaded``, ``failed: <cause>`` or ``not loaded``
     (nothing asked for it)."""
-    if os.environ.get("POLYATTN_COMPILED", "1") == "0":
+    if switched_off():
         return "switched off"
     if "module" in _STATE:
         return "loaded"
@@ -135,7 +140,7 @@ def status() -> str:
 
 def auto_enabled() -> bool:
     """Whether ``auto`` may take the compiled path (``POLYATTN_COMPILED=0`` says no)."""
-    return os.environ.get("POLYATTN_COMPILED", "1") != "0" and available()
+    return not switched_off() and available()
 
 
 def power_degree(act) -> Optional[int]:
