@@ -119,3 +119,23 @@ def test_wall_table_and_combined_forms():
     assert combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
     assert combined_form(["worse", "better"]) == "mixed"
     assert combined_form(["worse", "inconclusive"]) == "mixed"
+
+
+def test_pathfinder_budget_table_separates_a_learned_model_from_chance():
+    from polyattn.analysis.lra import pathfinder_budget_table
+    from polyattn.experiments.lra import PATHFINDER_BUDGET, budget_label, pathfinder_budget
+
+    accs = {"transformer (softmax)": [0.50, 0.51, 0.49], "transformer (softmax), no distractors": [0.50, 0.50, 0.50],
+            "CNN reference": [0.80, 0.82, 0.78]}
+    configs = pathfinder_budget("smoke", [0, 1, 2])
+    records = [make_record(c, [0.5, accs[budget_label(c)][c.seed]], wall_s=5.0 + c.seed) for c in configs]
+    table = pathfinder_budget_table(records, chance=0.5).set_index("model")
+    assert list(table.index) == [label for label, _, _ in PATHFINDER_BUDGET]
+    assert table.loc["CNN reference", "mean"] == pytest.approx(0.80)
+    assert table.loc["CNN reference", "learned"] and table.loc["CNN reference", "ci_low"] > 0.5
+    assert not table.loc["transformer (softmax)", "learned"]
+    assert not table.loc["transformer (softmax), no distractors", "learned"]
+    assert (table["seeds"] == 3).all() and table.loc["CNN reference", "wall_s"] == pytest.approx(6.0)
+    assert (table["images seen"] == configs[0].train_subset * configs[0].epochs).all()
+    one = pathfinder_budget_table(records[:3], chance=0.5).set_index("model")   # seed 0 only: Wilson interval
+    assert (one["seeds"] == 1).all() and one.loc["CNN reference", "learned"]

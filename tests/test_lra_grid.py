@@ -75,3 +75,53 @@ def test_paper_configs_read_user_supplied_data_from_data_root(tmp_path):
     assert "root" not in data_options(replace(by_task["listops"], data_root=str(tmp_path)))  # generated: no files
     with pytest.raises(DatasetMissing, match=str(tmp_path)):
         get_task("lra").load(replace(text, train_subset=4, test_subset=4), 1, 0)
+
+
+def test_pathfinder_budget_grid_scales_up_the_book_pathfinder():
+    from polyattn.experiments.lra import PATHFINDER_BUDGET, PATHFINDER_BUDGET_SCALE, budget_label, pathfinder_budget
+
+    configs = pathfinder_budget("book")
+    grid = next(c for c in lra("book", [0]) if task_of(c) == "pathfinder" and c.activation == "softmax")
+    assert len(configs) == 3 * len(PATHFINDER_BUDGET) and len({(c.hash, c.seed) for c in configs}) == len(configs)
+    assert [budget_label(c) for c in configs[:3]] == [label for label, _, _ in PATHFINDER_BUDGET]
+    for c in configs:
+        assert c.train_subset == PATHFINDER_BUDGET_SCALE["train_subset"] > grid.train_subset
+        assert c.epochs == PATHFINDER_BUDGET_SCALE["epochs"] and c.lr == grid.lr and c.activation == "softmax"
+        assert c.options["data"]["size"] == grid.options["data"]["size"]
+    nodist = [c for c in configs if budget_label(c).endswith("no distractors")]
+    assert all(c.options["data"]["num_distractors"] == 0 and c.model == "nystromformer" for c in nodist)
+    assert {c.model for c in configs if budget_label(c) == "CNN reference"} == {"pixel_cnn"}
+    with pytest.raises(ValueError, match="not a config of the Pathfinder budget check"):
+        budget_label(grid.replace(options={**grid.options, "data": {"num_distractors": 3}}))
+
+
+def test_pixel_cnn_classifies_square_images_and_refuses_what_it_cannot_read():
+    import torch
+
+    from polyattn.models.seq_classifier import PixelCNN
+
+    model = PixelCNN(324, 2)
+    tokens = torch.randint(0, 256, (5, 324))
+    assert model(tokens, torch.ones(5, 324, dtype=torch.bool)).shape == (5, 2)
+    decay, keep = model.decay_groups()
+    assert all(p.ndim >= 2 for p in decay) and all(p.ndim == 1 for p in keep) and decay and keep
+    with pytest.raises(ValueError, match="not a square number"):
+        PixelCNN(300, 2)
+    with pytest.raises(ValueError, match="padding"):
+        mask = torch.ones(5, 324, dtype=torch.bool)
+        mask[0, -1] = False
+        model(tokens, mask)
+    with pytest.raises(ValueError, match="paired tasks"):
+        model((tokens, tokens))
+
+
+def test_smoke_pathfinder_budget_runs_the_cnn(tmp_path, monkeypatch):
+    from polyattn.experiments.lra import budget_label, pathfinder_budget
+    from polyattn.runs import load_or_run
+
+    monkeypatch.setenv("POLYATTN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path / "results"))
+    cfg = next(c for c in pathfinder_budget("smoke", [0]) if budget_label(c) == "CNN reference")
+    rec = load_or_run(cfg, progress=False)
+    assert rec["status"] == "ok" and len(rec["final"]["test_pred"]) == cfg.test_subset
+    assert budget_label(rec["config"]) == "CNN reference"

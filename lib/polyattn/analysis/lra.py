@@ -171,3 +171,32 @@ def combined_form(forms: Sequence[str]) -> str:
     if decided == {"equivalent within the margin"}:
         return "inconclusive at this power"
     return "mixed"
+
+
+def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: float = 0.95) -> pd.DataFrame:
+    """Pathfinder's budget check, one row per model of
+    :data:`~polyattn.experiments.lra.PATHFINDER_BUDGET` in its order: seeds, training images
+    seen, mean test accuracy with its t interval over seeds (the Wilson interval of the test set
+    with one seed), ``learned`` (the interval's lower end above ``chance``) and the mean wall
+    time of a run in seconds."""
+    from ..experiments.lra import PATHFINDER_BUDGET, budget_label
+
+    records = _check_records(records)
+    label = {f"{r['config_hash']}-seed{r['seed']}": budget_label(r["config"]) for r in records}
+    final = final_metrics(records)
+    final["label"] = [label[f"{h}-seed{s}"] for h, s in zip(final["config_hash"], final["seed"])]
+    rows = []
+    for name, _, _ in PATHFINDER_BUDGET:
+        g = final[final["label"] == name]
+        if g.empty:
+            continue
+        x = g["test_acc"].to_numpy(dtype=float)
+        x = x[np.isfinite(x)]
+        m, lo, hi = t_interval(x, confidence)
+        if len(x) == 1:
+            lo, hi = _wilson(float(x[0]), int(g["test_subset"].iloc[0]), confidence)
+        rows.append({"model": name, "seeds": len(x), "images seen": int(g["train_subset"].iloc[0] * g["epochs"].iloc[0]),
+                     "mean": m, "ci_low": lo, "ci_high": hi, "chance": float(chance),
+                     "learned": bool(np.isfinite(lo) and lo > chance), "wall_s": float(g["wall_s"].mean())})
+    return pd.DataFrame(rows, columns=["model", "seeds", "images seen", "mean", "ci_low", "ci_high", "chance",
+                                       "learned", "wall_s"])

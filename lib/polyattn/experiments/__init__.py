@@ -11,6 +11,7 @@ GRIDS = {
     "vit_norm_intervention": vit.intervention,
     "vit_scale_long": vit.scale_sweep_long,
     "lra": lra.lra,
+    "lra_pathfinder_budget": lra.pathfinder_budget,
     "physics": physics.physics,
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,

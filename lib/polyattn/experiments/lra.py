@@ -229,6 +229,50 @@ def lra(preset: str = "book", seeds=None, tasks=LRA_TASKS) -> list[TrainConfig]:
     return out
 
 
+#: Pathfinder's budget check: (label, model, extra generator options).  The book's softmax
+#: transformer trained on more images, on the book's images and on images without distractor
+#: snakes, beside the attention-free :class:`~polyattn.models.seq_classifier.PixelCNN` on the
+#: book's images: can the labels be learned from these images at all, and does the transformer
+#: leave chance when given more data or an easier task?
+PATHFINDER_BUDGET = (
+    ("transformer (softmax)", "nystromformer", {}),
+    ("transformer (softmax), no distractors", "nystromformer", {"num_distractors": 0}),
+    ("CNN reference", "pixel_cnn", {}),
+)
+#: The budget check trains on this many images, for this many epochs (book preset).
+PATHFINDER_BUDGET_SCALE = dict(train_subset=25600, epochs=2)
+
+
+def pathfinder_budget(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """The configs of :data:`PATHFINDER_BUDGET` per seed: the grid's Pathfinder settings, with
+    :data:`PATHFINDER_BUDGET_SCALE` at the book preset (the smoke preset keeps its tiny scale)."""
+    settings = task_settings("pathfinder", preset)
+    if preset == "book":
+        settings.update(PATHFINDER_BUDGET_SCALE)
+    out = []
+    for s in seeds_for(preset, seeds):
+        for _, model, extra in PATHFINDER_BUDGET:
+            opts = dict(settings["options"])
+            opts["data"] = {**opts.get("data", {}), **extra}
+            cfg = {**settings, "options": opts}
+            if model == "pixel_cnn":
+                cfg["model"] = model
+            out.append(TrainConfig(experiment="lra_pathfinder_budget", preset=preset, activation="softmax", seed=s,
+                                   device="cuda" if preset == "paper" else "cpu", **cfg))
+    return out
+
+
+def budget_label(record_or_config) -> str:
+    """The label in :data:`PATHFINDER_BUDGET` of a record (or config) of the budget check."""
+    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
+    data = dict(get("options").get("data", {}))
+    for label, model, extra in PATHFINDER_BUDGET:
+        if (get("model") == "pixel_cnn") == (model == "pixel_cnn") and all(data.get(k) == v for k, v in extra.items()) \
+                and (extra or "num_distractors" not in data):
+            return label
+    raise ValueError(f"not a config of the Pathfinder budget check: model {get('model')!r}, data {data}")
+
+
 def paper_table() -> list[dict]:
     """One row per task of the published harness: what would run, for how long."""
     rows = []

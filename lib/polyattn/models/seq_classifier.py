@@ -74,3 +74,38 @@ class SequenceClassifier(nn.Module):
         (t0, t1), (m0, m1) = tokens, key_padding_mask if key_padding_mask is not None else (None, None)
         x0, x1 = self.encoder(t0, m0), self.encoder(t1, m1)
         return self.head(torch.cat([x0, x1, x0 * x1, x0 - x1], dim=-1))
+
+
+class PixelCNN(nn.Module):
+    """A reference without attention for the image tasks: the pixel tokens laid back on their
+    square grid (intensity / 255 as one channel), four 3 x 3 convolutions of width ``width``
+    (the last two dilated by 2 and 4, so the receptive field spans 17 pixels), global max
+    pooling and a linear head.  It answers whether a task's labels can be learned from its
+    images at a budget, independently of attention; every token must be real."""
+
+    def __init__(self, seq_len: int, num_classes: int, width: int = 32):
+        super().__init__()
+        side = int(round(seq_len ** 0.5))
+        if side * side != seq_len:
+            raise ValueError(f"PixelCNN needs a square image: {seq_len} tokens is not a square number")
+        self.side = side
+        self.features = nn.Sequential(
+            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=2, dilation=2), nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=4, dilation=4), nn.ReLU(),
+            nn.AdaptiveMaxPool2d(1), nn.Flatten())
+        self.head = nn.Linear(width, num_classes)
+
+    def decay_groups(self):
+        return decay_groups(self)
+
+    def forward(self, tokens, key_padding_mask=None):
+        if isinstance(tokens, (tuple, list)):
+            raise ValueError("PixelCNN classifies single images; paired tasks (retrieval) need the sequence model")
+        if tokens.shape[1] != self.side * self.side:
+            raise ValueError(f"PixelCNN expected {self.side * self.side} pixel tokens, got {tokens.shape[1]}")
+        if key_padding_mask is not None and not bool(key_padding_mask.all()):
+            raise ValueError("PixelCNN needs every token real; this batch has padding")
+        x = tokens.float().div(255.0).view(-1, 1, self.side, self.side)
+        return self.head(self.features(x))

@@ -11,7 +11,9 @@ Options (``config.options``):
                ``n_mode="padded"``, where N is the padded length by definition)
 
 The model is :class:`polyattn.models.seq_classifier.SequenceClassifier` of size
-``config.model`` (``nystromformer``: the published harness's 2 layers, width 64).
+``config.model`` (``nystromformer``: the published harness's 2 layers, width 64), or with
+``config.model == "pixel_cnn"`` the attention-free :class:`~polyattn.models.seq_classifier.PixelCNN`
+reference for the image tasks.
 """
 from __future__ import annotations
 
@@ -58,6 +60,10 @@ class LongRangeArena:
     def build_model(self, config, data):
         from ..models.seq_classifier import SequenceClassifier
 
+        if config.model == "pixel_cnn":
+            from ..models.seq_classifier import PixelCNN
+
+            return PixelCNN(data.train.tokens.shape[1], data.num_classes)
         return SequenceClassifier(data.vocab_size, data.train.tokens.shape[1], data.num_classes, config.activation,
                                   config.model, pair=data.train.paired, n_mode=config.n_mode)
 
