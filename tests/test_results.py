@@ -103,6 +103,18 @@ def test_load_or_run_all_and_load_records(tmp_path):
         assert len(results.load_records("unit", root=tmp_path)) == 3
 
 
+def test_page_records_read_stored_runs_at_book_and_run_the_grid_under_smoke(tmp_path):
+    calls = []
+    configs = [_config(seed=s) for s in range(3)]
+    assert runs.page_records(configs, "book", root=tmp_path, runner=_fake_runner(calls)) == [] and calls == []
+    runs.load_or_run(configs[1], root=tmp_path, runner=_fake_runner(calls))
+    assert [r["seed"] for r in runs.page_records(configs, "book", root=tmp_path)] == [1] and len(calls) == 1
+    recs = runs.page_records(configs, "smoke", root=tmp_path, runner=_fake_runner(calls), progress=False)
+    assert [r["seed"] for r in recs] == [0, 1, 2] and len(calls) == 3
+    runs.page_records(configs, "book", recompute=True, root=tmp_path, runner=_fake_runner(calls), progress=False)
+    assert len(calls) == 6
+
+
 def test_every_committed_record_keeps_its_hash():
     """The hash of each committed record, recomputed from its stored config, is its file's name."""
     paths = sorted((REPO / "data" / "results").glob("*/*.json"))

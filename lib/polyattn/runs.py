@@ -80,3 +80,15 @@ def load_or_run_all(configs: Iterable, recompute: bool = False, root: Path | Non
             fresh = recompute or stored(c, root) is None
             records[id(c)] = load_or_run(c, recompute=fresh, root=root, **run_kwargs)
     return [records.get(id(c)) or load_or_run(c, root=root) for c in configs]
+
+
+def page_records(configs: Iterable, preset: str, recompute: bool = False, root: Path | None = None,
+                 **run_kwargs) -> list[dict]:
+    """A chapter's records of ``configs``: at the ``book`` preset only the valid stored records
+    are read, in grid order, so that building the book never starts hours of training (fewer
+    records than configs means the rest are pending); under any other preset, or with
+    ``recompute``, the grid is run (:func:`load_or_run_all`)."""
+    configs = list(configs)
+    if preset != "book" or recompute:
+        return load_or_run_all(configs, recompute=recompute, root=root, **run_kwargs)
+    return [r for r in (stored(c, root) for c in configs) if r is not None]
