@@ -18,7 +18,7 @@ Text and Retrieval, whose sequences vary in length.
 
 ``book``: 3 seeds; Image and Text sized so that their runs take about 1-2 CPU-minutes each,
 ListOps given the 800 steps it needs to be learned (about 5 CPU-minutes a run), Retrieval the
-2,400 steps it needs (about 14 CPU-minutes a run).
+2,400 steps it needs (about 10 CPU-minutes a run).
 The tasks are SHORTENED, and the chapter says so; per task (see :data:`BOOK_TASKS`):
 
 * ListOps: expressions of 101-255 tokens (published 501-1,999), depth at most 10 as published;
@@ -36,7 +36,7 @@ gradients clipped at 1); validation 500 and test 1,000 examples per task, the sa
 for every run.  Measured CPU seconds per training step on one thread (the range over the
 variants, x/sqrt(N) cheapest, sigmoid dearest): Image 0.16-0.22, ListOps 0.20-0.37, Text
 0.21-0.32, Retrieval 0.27-0.43, Pathfinder about 0.36 (estimated from its length); so a run
-costs about 85-120 CPU seconds (ListOps about 300, Retrieval about 850).
+costs about 85-120 CPU seconds (ListOps about 300, Retrieval about 600).
 
 Single softmax trials (seed 0, on a heavily shared machine) are in :data:`BOOK_TRIALS`.  At
 this budget softmax learns Image (38% test accuracy against 10% chance, in a trial of 600 steps
