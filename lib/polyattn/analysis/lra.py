@@ -77,16 +77,23 @@ def above_chance(final: pd.DataFrame, chance: Mapping[str, float], variant: str 
     end of the interval above chance (with one seed: the Wilson interval of its test set)."""
     rows = []
     for task, g in final[final["variant"] == variant].groupby("lra_task", sort=False):
-        x = g[metric].to_numpy(dtype=float)
-        x = x[np.isfinite(x)]
-        m, lo, hi = t_interval(x, confidence)
-        if len(x) == 1:
-            n = int(g["test_subset"].iloc[0] or 0)
-            lo, hi = _wilson(float(x[0]), n, confidence) if n else (np.nan, np.nan)
+        x, m, lo, hi = _accuracy_interval(g, metric, confidence)
         c = float(chance.get(task, np.nan))
         rows.append({"lra_task": task, "n_runs": len(x), "mean": m, "ci_low": lo, "ci_high": hi, "chance": c,
                      "learned": bool(np.isfinite(lo) and lo > c)})
     return pd.DataFrame(rows, columns=["lra_task", "n_runs", "mean", "ci_low", "ci_high", "chance", "learned"])
+
+
+def _accuracy_interval(runs: pd.DataFrame, metric: str, confidence: float):
+    """``(finite values, mean, low, high)`` of ``metric`` over runs: the t interval over seeds,
+    or with one seed the Wilson interval of its test set."""
+    x = runs[metric].to_numpy(dtype=float)
+    x = x[np.isfinite(x)]
+    m, lo, hi = t_interval(x, confidence)
+    if len(x) == 1:
+        n = int(runs["test_subset"].iloc[0] or 0)
+        lo, hi = _wilson(float(x[0]), n, confidence) if n else (np.nan, np.nan)
+    return x, m, lo, hi
 
 
 def _wilson(p: float, n: int, confidence: float) -> tuple[float, float]:
@@ -190,11 +197,7 @@ def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: 
         g = final[final["label"] == name]
         if g.empty:
             continue
-        x = g["test_acc"].to_numpy(dtype=float)
-        x = x[np.isfinite(x)]
-        m, lo, hi = t_interval(x, confidence)
-        if len(x) == 1:
-            lo, hi = _wilson(float(x[0]), int(g["test_subset"].iloc[0]), confidence)
+        x, m, lo, hi = _accuracy_interval(g, "test_acc", confidence)
         rows.append({"model": name, "seeds": len(x), "images seen": int(g["train_subset"].iloc[0] * g["epochs"].iloc[0]),
                      "mean": m, "ci_low": lo, "ci_high": hi, "chance": float(chance),
                      "learned": bool(np.isfinite(lo) and lo > chance), "wall_s": float(g["wall_s"].mean())})
