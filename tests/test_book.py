@@ -558,3 +558,17 @@ def test_the_records_command_prints_every_grid():
     lines = out.splitlines()
     assert lines[0].split()[:2] == ["grid", "book"] and len(lines) == 1 + len(GRIDS)
     assert all(any(line.startswith(name + " ") for line in lines) for name in GRIDS)
+
+
+def test_findings_are_written_only_when_every_chapter_has_executed(tmp_path, capsys):
+    chapter = _tiny_notebook(nbformat.v4.new_code_cell(
+        "from polyattn.book import verdict\n_ = verdict('thm41_1', 'one-hot rows attain it', form='holds')"))
+    root = _mini_book(tmp_path, chapter, name="02_proofs", extra_toc=("chapters/03_other",))
+    nbformat.write(_tiny_notebook(), str(root / "chapters" / "03_other.ipynb"))
+    readme = f"# Mini\n{book.FINDINGS_START}\nold findings\n{book.FINDINGS_END}\n"
+    (root / "README.md").write_text(readme)
+    book.run(preset="book", chapters=["02_proofs"], html=False, root=root)
+    assert (root / "README.md").read_text() == readme, "findings from part of the book were written"
+    assert "findings not written: 03_other never executed" in capsys.readouterr().out
+    book.run(preset="book", html=False, root=root)
+    assert "**holds**. one-hot rows attain it" in (root / "README.md").read_text()

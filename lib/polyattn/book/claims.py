@@ -73,6 +73,9 @@ CLAIMS = (
           "others fail", "PINNsFormer repository, user reports", "06_physics"),
     Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
           "paper; review ICLR 2025", "03_norms"),
+    Claim("norm_mechanism", "Softmax trains well *because* it bounds $\\lVert A \\rVert_F \\le \\sqrt{N}$: tested by "
+          "intervention ($k\\cdot\\mathrm{softmax}$ lifts the bound, $x^3/\\sqrt{N}$ with capped rows imposes it)",
+          "paper; review ICLR 2025", "03_norms"),
     Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",
           "review ICLR 2025", "08_costs", machine_dependent=True),
     Claim("causal_scaling", "Causal masks and variable lengths: which $N$ scales each row",

@@ -117,8 +117,13 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     manifest["chapters"] = {k: v for k, v in manifest["chapters"].items() if k in names}
     save_manifest(manifest, build_root)
     print(f"[book] {len(report.executed)} executed, {len(report.cached)} cached", flush=True)
-    if preset == "book" and build_root == root and write_findings(executed, root, root / VERDICTS_FILE):
-        print(f"[book] findings written to {VERDICTS_FILE} and README.md", flush=True)
+    if preset == "book" and build_root == root:
+        if report.skipped:
+            # findings from part of the book would turn every other chapter's verdict into "pending"
+            print(f"[book] findings not written: {', '.join(report.skipped)} never executed here; run "
+                  "`python -m polyattn.book --preset book` without --chapters once", flush=True)
+        elif write_findings(executed, root, root / VERDICTS_FILE):
+            print(f"[book] findings written to {VERDICTS_FILE} and README.md", flush=True)
     if html:
         src = assemble(entries, executed, build_root, root)
         report.html = build_html(src, build_root, strict=strict)

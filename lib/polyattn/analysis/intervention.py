@@ -1,0 +1,192 @@
+"""The mechanism by intervention: is bounding ``||A||_F`` what makes softmax train well?
+
+The paper's argument is causal: softmax works *because* ``||softmax(S)||_F <= sqrt(N)``.  A
+correlation between norms and accuracy cannot show that; changing the norm and nothing else
+can.  Two interventions on the converged tier's recipe (``polyattn.experiments.vit.intervention``)
+make two predictions if the paper is right:
+
+* **necessity**: ``k * softmax`` keeps positivity, normalisation (up to the factor) and
+  sparsity but lets ``||A||_F`` reach ``k sqrt(N)``; its accuracy should fall as ``k`` grows
+  (tested by the per-seed slope of accuracy on ``log2 k``, ``k = 1`` being softmax itself,
+  and by ``k = 8`` against softmax);
+* **sufficiency**: ``x^3/sqrt(N)`` with each row rescaled to norm at most 1 (``poly_cap``)
+  has ``||A||_F <= sqrt(N)`` without any of softmax's three properties; it should be
+  equivalent to softmax within the margin.
+
+:func:`mechanism_verdict` states what the records support, prediction by prediction, and
+:func:`norm_check` measures that the interventions did change the norm.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import numpy as np
+import pandas as pd
+
+from ._common import _check_records
+from .frames import final_metrics
+from .norms import norms_vs_accuracy
+from .stats import ALPHA, paired_difference, t_interval
+from .verdicts import comparison_verdict
+
+BASELINE = "softmax"
+CAPPED = "poly_cap:p=3"
+_SCALED = re.compile(r"^softmax:k=([0-9.]+)$")
+#: how the outcome of each prediction maps to the claim's form
+OUTCOMES = ("holds", "contradicted", "inconclusive", "pending")
+
+
+def softmax_factor(spec: str) -> Optional[float]:
+    """``k`` of ``softmax:k=K`` (1 for ``softmax``), None for any other activation."""
+    if spec == BASELINE:
+        return 1.0
+    m = _SCALED.match(spec)
+    return float(m.group(1)) if m else None
+
+
+def intervention_final(converged: Iterable[dict], intervention: Iterable[dict]) -> pd.DataFrame:
+    """One row per run (final metrics): softmax and ``x^3/sqrt(N)`` from the converged tier and
+    every run of the intervention grid, which shares the converged tier's recipe."""
+    conv = [r for r in _check_records(converged) if r["config"]["activation"] in (BASELINE, "poly:p=3")]
+    recs = conv + _check_records(intervention)
+    if not recs:
+        return pd.DataFrame(columns=["activation", "seed", "status", "test_acc"])
+    return final_metrics(recs)
+
+
+def intervention_differences(final: pd.DataFrame, margin: float) -> pd.DataFrame:
+    """Every activation against softmax, paired by seed, with Holm over the table and TOST at ``margin``."""
+    if final.empty or BASELINE not in set(final["activation"]):
+        return pd.DataFrame()
+    return paired_difference(final, baseline=BASELINE, margin=margin)
+
+
+def k_slope(final: pd.DataFrame, metric: str = "test_acc", scale: float = 100.0,
+            confidence: float = 0.95) -> dict:
+    """The per-seed least-squares slope of ``metric`` (times ``scale``: points) on ``log2 k``
+    over softmax (k = 1) and every ``softmax:k=K``, then the t interval over seeds.
+
+    Only seeds with at least three values of k that trained enter (a diverged run has no
+    final accuracy); ``n`` counts them.  Returns ``slope`` (points per doubling of k),
+    ``ci_low``, ``ci_high``, ``p`` (one-sample t-test of the slopes against 0), ``n`` and ``ks``.
+    """
+    from scipy import stats
+
+    f = final.assign(k=final["activation"].map(softmax_factor)).dropna(subset=["k"])
+    f = f[np.isfinite(f[metric].astype(float))]
+    slopes = []
+    for _, g in f.groupby("seed"):
+        if g["k"].nunique() >= 3:
+            x, y = np.log2(g["k"].to_numpy(float)), scale * g[metric].to_numpy(float)
+            slopes.append(float(np.polyfit(x, y, 1)[0]))
+    out = {"slope": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "n": len(slopes),
+           "ks": sorted(set(f["k"]))}
+    if slopes:
+        out["slope"], out["ci_low"], out["ci_high"] = t_interval(slopes, confidence)
+    if len(slopes) >= 2 and np.std(slopes) > 0:
+        out["p"] = float(stats.ttest_1samp(slopes, 0.0).pvalue)
+    return out
+
+
+def norm_check(records: Iterable[dict]) -> pd.DataFrame:
+    """Per activation: ``||A||_F/sqrt(N)`` at the last probe (mean over layers and heads of a
+    run), its mean and largest value over runs, and how many runs were probed: the
+    manipulation check (``softmax:k=K`` may exceed 1, ``poly_cap`` may not)."""
+    recs = [r for r in _check_records(records) if r.get("probes")]
+    cols = ["activation", "runs", "norm_final_mean", "norm_final_max"]
+    if not recs:
+        return pd.DataFrame(columns=cols)
+    nv = norms_vs_accuracy(recs, ["attn_fro_over_sqrt_n"])
+    g = nv.groupby("activation", sort=False)["attn_fro_over_sqrt_n_final"]
+    return pd.DataFrame({"runs": g.count(), "norm_final_mean": g.mean(),
+                         "norm_final_max": g.max()}).reset_index()[cols]
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """What the records say about the two predictions, and the claim's form."""
+
+    necessity: str       # one of OUTCOMES
+    sufficiency: str     # one of OUTCOMES
+    form: str            # a form of polyattn.book.claims.FORMS (or "pending")
+    text: str            # the sentences, with the numbers
+    summary: str         # one sentence with the key numbers, Markdown with maths
+
+
+def _combine(necessity: str, sufficiency: str) -> str:
+    both = {necessity, sufficiency}
+    if "pending" in both:
+        return "pending"
+    if both == {"holds"}:
+        return "holds"
+    if "holds" in both and "contradicted" in both:
+        return "mixed"
+    if "contradicted" in both:
+        return "not supported"
+    return "inconclusive at this power"
+
+
+def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA,
+                      largest_k: Optional[float] = None) -> Mechanism:
+    """The two predictions tested on ``final`` (:func:`intervention_final`) with ``margin`` points.
+
+    Necessity holds when the slope's interval lies below 0 and the largest ``k`` is worse than
+    softmax (Holm-corrected); it is contradicted when the largest ``k`` is equivalent to (or
+    better than) softmax.  Sufficiency holds when ``poly_cap`` is equivalent to (or better than)
+    softmax and is contradicted when it is worse.  Anything else is inconclusive; a prediction
+    without records of both sides is pending.  The form: both hold -> ``holds``; one holds and
+    one is contradicted -> ``mixed``; contradicted and not held -> ``not supported``; else
+    ``inconclusive at this power`` (``pending`` while records are missing).
+    """
+    diffs = intervention_differences(final, margin)
+    acts = set(final["activation"]) if len(final) else set()
+    ks = sorted(k for k in (softmax_factor(a) for a in acts) if k is not None and k > 1)
+    kmax = largest_k if largest_k is not None else (ks[-1] if ks else None)
+    texts, short = [], []
+
+    def ci(v):
+        lo, hi = v.ci
+        return f"{v.estimate:+.2f} points (95% CI {lo:+.2f} to {hi:+.2f})" if lo == lo else f"{v.estimate:+.2f} points"
+
+    def row_of(act):
+        if diffs.empty or act not in set(diffs["activation"]):
+            return None
+        return diffs[diffs["activation"] == act].iloc[0]
+
+    # necessity
+    top = row_of(f"softmax:k={kmax:g}") if kmax else None
+    if top is None or int(top["n_pairs"]) < 2:
+        necessity = "pending"
+        texts.append("necessity (softmax times k): too few paired runs yet")
+    else:
+        v = comparison_verdict(top, name=f"{kmax:g} x softmax", baseline="softmax", alpha=alpha)
+        sl = k_slope(final)
+        slope_txt = (f"accuracy changes by {sl['slope']:+.2f} points per doubling of k (95% CI {sl['ci_low']:+.2f} "
+                     f"to {sl['ci_high']:+.2f}, {sl['n']} seeds, k = {', '.join(f'{k:g}' for k in sl['ks'])})")
+        if v.form in ("equivalent", "better"):
+            necessity = "contradicted"
+        elif v.form == "worse" and sl["ci_high"] < 0:
+            necessity = "holds"
+        else:
+            necessity = "inconclusive"
+        texts.append(f"necessity ({necessity}): {slope_txt}; {v.text}")
+        short.append(f"${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {ci(v)}, {sl['slope']:+.2f} points per "
+                     f"doubling of $k$ (necessity {necessity})")
+    # sufficiency
+    cap = row_of(CAPPED)
+    if cap is None or int(cap["n_pairs"]) < 2:
+        sufficiency = "pending"
+        texts.append("sufficiency (x^3/sqrt(N) with rows capped at norm 1): too few paired runs yet")
+    else:
+        v = comparison_verdict(cap, name="capped x^3/sqrt(N)", baseline="softmax", alpha=alpha)
+        sufficiency = {"equivalent": "holds", "better": "holds", "worse": "contradicted"}.get(v.form, "inconclusive")
+        texts.append(f"sufficiency ({sufficiency}): {v.text}")
+        short.append(f"$x^3/\\sqrt{{N}}$ with rows capped at norm 1 against softmax {ci(v)} (sufficiency {sufficiency})")
+    summary = "; ".join(short) + f" (margin ±{margin:g} points)." if short else ""
+    return Mechanism(necessity, sufficiency, _combine(necessity, sufficiency), "; ".join(texts), summary)
+
+
+__all__ = ["BASELINE", "CAPPED", "Mechanism", "OUTCOMES", "intervention_differences", "intervention_final",
+           "k_slope", "mechanism_verdict", "norm_check", "softmax_factor"]
