@@ -260,6 +260,9 @@ def test_best_constant_recovers_planted_optimum_and_slope():
     assert noisy.slope_ci[0] < -0.5 < noisy.slope_ci[1]
     assert noisy.slope_ci[1] - noisy.slope_ci[0] > 0.01
     assert "consistent with the -1/2" in A.scale_verdict(noisy)
+    shown = A.best_constant_table(bc)
+    assert list(shown.index) == [17, 50, 197] and shown.loc[17, "best c"] == "1/8"
+    assert shown.loc[50, "interpolated c*"] == pytest.approx(1 / math.sqrt(50), abs=1e-3)
 
 
 def test_best_constant_direction_edges_and_divergence():

@@ -238,6 +238,19 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
                         confidence=confidence, notes=notes, metric=metric.as_dict())
 
 
+#: The columns of :func:`best_constant_table` and the names it shows them under.
+BEST_CONSTANT_COLUMNS = {
+    "seq_len": "N", "best_c_label": "best c", "best_mean": "accuracy (%)", "best_std": "std",
+    "runner_up_c_label": "runner-up c", "margin": "margin (points)", "margin_ci_low": "paired CI low",
+    "margin_ci_high": "paired CI high", "resolved": "CI excludes 0", "c_star": "interpolated c*",
+    "inv_sqrt_n": "1/sqrt(N)", "at_edge": "best at grid edge"}
+
+
+def best_constant_table(bc: BestConstant, digits: int = 3) -> pd.DataFrame:
+    """:func:`best_constant`'s table for display: one row per N, the columns named for readers."""
+    return bc.table[list(BEST_CONSTANT_COLUMNS)].rename(columns=BEST_CONSTANT_COLUMNS).set_index("N").round(digits)
+
+
 def scale_verdict(bc: BestConstant) -> str:
     """A sentence on Figure 1's question from :func:`best_constant`: which c wins at which N,
     the direction it moves, whether the grid separates the winner from the runner-up, the
