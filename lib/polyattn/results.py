@@ -110,7 +110,10 @@ def cpu_model() -> str:
 def hardware(device: str = "cpu") -> dict:
     import torch
 
-    info = {"cpu": cpu_model(), "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+    # the instruction set torch's CPU kernels use (e.g. AVX2, AVX512): float results of one program
+    # differ in their last digits between instruction sets, even under one CPU model name
+    info = {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
             "device": device, "platform": platform.platform()}
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(device)
