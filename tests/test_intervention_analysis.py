@@ -32,6 +32,14 @@ def test_final_keeps_softmax_and_the_scaled_cubic_of_the_converged_tier_only():
     assert len(final) == 5 * len(SEEDS)
 
 
+def test_the_holm_family_is_the_interventions_only():
+    conv, inter = records(lambda k: 0.0, 0.0)
+    conv += [make_record("poly:p=3", s, accs=(0.5, 0.87), experiment="vit_converged") for s in SEEDS]
+    diffs = I.intervention_differences(I.intervention_final(conv, inter), margin=1.0)
+    assert set(diffs["activation"]) == {"softmax:k=2", "softmax:k=4", "softmax:k=8", "poly_cap:p=3"}
+    assert (diffs["family_size"] == 4).all()
+
+
 def test_softmax_factor_parses_the_intervention_specs():
     assert I.softmax_factor("softmax") == 1.0
     assert I.softmax_factor("softmax:k=8") == 8.0
