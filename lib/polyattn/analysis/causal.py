@@ -22,7 +22,7 @@ from ..tasks.base import Metric
 from .frames import final_metrics
 from .metrics import set_metrics
 from .stats import POWER, holm, paired_difference, t_interval
-from .verdicts import comparison_verdict
+from .verdicts import comparison_verdict, short
 
 #: The equivalence margin for bits per character, fixed before any record was read: 0.05
 #: bits/char is a factor 2^0.05 = 1.035 in per-character perplexity, a difference no reader of
@@ -373,17 +373,6 @@ def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUI
         form = "not supported"
     out["sa_softmax_long"] = (form, [sa])
     return out
-
-
-def short(v, digits: int = 3) -> str:
-    """A verdict's number in a few words: estimate, 95% CI, pairs, Holm p when corrected."""
-    lo, hi = v.ci
-    if not v.n:
-        return "not comparable (diverged)"
-    if lo != lo:
-        return f"{v.estimate:+.{digits}f} {v.unit} ({v.n} pair(s), no interval)"
-    holm_txt = f", Holm p = {v.p_holm:.2g}" if v.p_holm == v.p_holm and v.p_holm != v.p else ""
-    return f"{v.estimate:+.{digits}f} {v.unit} (95% CI {lo:+.{digits}f} to {hi:+.{digits}f}, {v.n} pairs{holm_txt})"
 
 
 def describe(v, digits: int = 3) -> str:

@@ -29,12 +29,12 @@ from ._common import _check_records
 from .frames import final_metrics
 from .norms import norms_vs_accuracy
 from .stats import ALPHA, paired_difference, t_interval
-from .verdicts import comparison_verdict
+from .verdicts import comparison_verdict, short
 
 BASELINE = "softmax"
 CAPPED = "poly_cap:p=3"
 _SCALED = re.compile(r"^softmax:k=([0-9.]+)$")
-#: how the outcome of each prediction maps to the claim's form
+#: what the records can say of each prediction (:func:`_combine` turns the two into the claim's form)
 OUTCOMES = ("holds", "contradicted", "inconclusive", "pending")
 
 
@@ -132,8 +132,7 @@ def _combine(necessity: str, sufficiency: str) -> str:
     return "inconclusive at this power"
 
 
-def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA,
-                      largest_k: Optional[float] = None) -> Mechanism:
+def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA) -> Mechanism:
     """The two predictions tested on ``final`` (:func:`intervention_final`) with ``margin`` points.
 
     Necessity holds when the slope's interval lies below 0 and the largest ``k`` is worse than
@@ -147,12 +146,8 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA,
     diffs = intervention_differences(final, margin)
     acts = set(final["activation"]) if len(final) else set()
     ks = sorted(k for k in (softmax_factor(a) for a in acts) if k is not None and k > 1)
-    kmax = largest_k if largest_k is not None else (ks[-1] if ks else None)
-    texts, short = [], []
-
-    def ci(v):
-        lo, hi = v.ci
-        return f"{v.estimate:+.2f} points (95% CI {lo:+.2f} to {hi:+.2f})" if lo == lo else f"{v.estimate:+.2f} points"
+    kmax = ks[-1] if ks else None
+    texts, brief = [], []
 
     def row_of(act):
         if diffs.empty or act not in set(diffs["activation"]):
@@ -176,7 +171,7 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA,
         else:
             necessity = "inconclusive"
         texts.append(f"necessity ({necessity}): {slope_txt}; {v.text}")
-        short.append(f"${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {ci(v)}, {sl['slope']:+.2f} points per "
+        brief.append(f"${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {short(v, 2)}, {sl['slope']:+.2f} points per "
                      f"doubling of $k$ (necessity {necessity})")
     # sufficiency
     cap = row_of(CAPPED)
@@ -187,8 +182,8 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA,
         v = comparison_verdict(cap, name="capped x^3/sqrt(N)", baseline="softmax", alpha=alpha)
         sufficiency = {"equivalent": "holds", "better": "holds", "worse": "contradicted"}.get(v.form, "inconclusive")
         texts.append(f"sufficiency ({sufficiency}): {v.text}")
-        short.append(f"$x^3/\\sqrt{{N}}$ with rows capped at norm 1 against softmax {ci(v)} (sufficiency {sufficiency})")
-    summary = "; ".join(short) + f" (margin ±{margin:g} points)." if short else ""
+        brief.append(f"$x^3/\\sqrt{{N}}$ with rows capped at norm 1 against softmax {short(v, 2)} (sufficiency {sufficiency})")
+    summary = "; ".join(brief) + f" (margin ±{margin:g} points)." if brief else ""
     return Mechanism(necessity, sufficiency, _combine(necessity, sufficiency), "; ".join(texts), summary)
 
 

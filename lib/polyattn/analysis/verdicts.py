@@ -189,6 +189,17 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     return make("inconclusive", text)
 
 
+def short(v, digits: int = 3) -> str:
+    """A verdict's number in a few words: estimate, 95% CI, pairs, Holm p when corrected."""
+    lo, hi = v.ci
+    if not v.n:
+        return "not comparable (diverged)"
+    if lo != lo:
+        return f"{v.estimate:+.{digits}f} {v.unit} ({v.n} pair(s), no interval)"
+    holm_txt = f", Holm p = {v.p_holm:.2g}" if v.p_holm == v.p_holm and v.p_holm != v.p else ""
+    return f"{v.estimate:+.{digits}f} {v.unit} (95% CI {lo:+.{digits}f} to {hi:+.{digits}f}, {v.n} pairs{holm_txt})"
+
+
 def verdict_frame(diffs: pd.DataFrame, names: Optional[dict] = None, baseline: Optional[str] = None,
                   alpha: float = ALPHA) -> pd.DataFrame:
     """``diffs`` with the columns ``verdict`` (the form) and ``verdict_text``, one per row;
