@@ -28,7 +28,8 @@ def test_cases_cover_every_path_with_sdpa_first():
     assert len(set(cases)) == len(cases)
     built = ["compiled"] if compiled.available() else []      # the C++ extension of the compiled path
     assert paths_for("poly:p=1") == ["blocked", "linear"] + built + ["naive"]
-    assert paths_for("poly:p=3") == ["blocked"] + built + ["naive"]
+    assert paths_for("poly:p=3") == ["blocked", "linear"] + built + ["naive"]
+    assert paths_for("poly:p=4") == ["blocked"] + built + ["naive"]
     assert paths_for("relu_n") == ["blocked", "naive"]
     assert paths_for("softpick") == ["naive"]
     assert paths_for("softmax") == ["sdpa", "naive"]
@@ -112,7 +113,8 @@ def test_command_line_writes_records(tmp_path, capsys):
                        "--rounds", "1", "--json", str(out)]) == 0
     records = json.loads(out.read_text())
     assert [(r["activation"], r["path"]) for r in records] == [("softmax", "sdpa"), ("poly:p=3", "blocked"),
-                                                                 ("poly:p=2", "blocked"), ("poly:p=2", "linear")]
+                                                                 ("poly:p=3", "linear"), ("poly:p=2", "blocked"),
+                                                                 ("poly:p=2", "linear")]
     assert all(tuple(r) == RECORD_KEYS for r in records)
     assert "poly:p=2" in capsys.readouterr().out
     with pytest.raises(SystemExit):

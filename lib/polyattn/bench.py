@@ -76,7 +76,7 @@ REFERENCE = Case("softmax", "sdpa")
 
 
 def paths_for(spec: str) -> list[str]:
-    """The paths an activation can take: sdpa (softmax), blocked, linear (poly p = 1, 2),
+    """The paths an activation can take: sdpa (softmax), blocked, linear (poly p = 1, 2, 3),
     compiled (poly, when its extension builds on this machine), naive."""
     act = activations.get(spec)
     out = ["sdpa"] if act.spec == "softmax" else []

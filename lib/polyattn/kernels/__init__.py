@@ -6,7 +6,7 @@ to the naive path.  Two paths:
 ``blocked``  every elementwise activation (poly, relu_n, sigmoid, ...): the score
              matrix is computed tile by tile and never stored; the backward pass
              recomputes the tiles (:mod:`polyattn.kernels.blocked`).
-``linear``   poly of degree 1 and 2: exact forms in time linear in N, with a chunked
+``linear``   poly of degree 1, 2 and 3: exact forms in time linear in N, with a chunked
              variant for causal masks (:mod:`polyattn.kernels.linear`; for p = 1 on the
              CPU it runs in the C++ extension of the compiled path when that builds).
 ``compiled`` poly (any integer degree) on the CPU: the tiles of the blocked path in a C++
@@ -47,7 +47,7 @@ COMPILED_P1_MAX_N = 128
 
 
 def linear_degree(act) -> Optional[int]:
-    """The degree p when ``act`` has an exact linear-time form (poly with p in 1, 2), else None."""
+    """The degree p when ``act`` has an exact linear-time form (poly with p in 1, 2, 3), else None."""
     act = _acts.get(act)
     if act.family == "poly" and int(act.params["p"]) in LINEAR_DEGREES:
         return int(act.params["p"])
@@ -65,7 +65,7 @@ def choose_path(act, n_q: int, n_k: int, head_dim: int, causal: bool = False, co
     elif p == 2:
         ratio = LINEAR_P2_FEATURE_RATIO_CAUSAL if causal else LINEAR_P2_FEATURE_RATIO
         path = "linear" if n_k >= ratio * feature_dim(head_dim, 2) else "blocked"
-    else:
+    else:           # p = 3: its feature map (C(d + 2, 3) features) is measured in chapter 08, never chosen
         path = "blocked"
     if compiled and causal and _compiled.power_degree(act) is not None:
         if path == "blocked" or (p == 1 and n_k <= COMPILED_P1_MAX_N):

@@ -1,4 +1,4 @@
-"""Exact linear-time attention for the polynomial activations of degree 1 and 2.
+"""Exact linear-time attention for the polynomial activations of degree 1, 2 and 3.
 
 For ``poly:p=1`` the weights are ``r_i * s_ij`` with ``s = q.k / sqrt(d)`` and a row
 scale ``r_i`` (1/sqrt(N_i) or c), so
@@ -8,6 +8,9 @@ scale ``r_i`` (1/sqrt(N_i) or c), so
 For ``poly:p=2``, ``(q.k)^2 = <phi(q), phi(k)>`` with the degree-2 feature map on the
 symmetric half of ``q q^T``: ``phi(x) = (x_a x_b * c_ab)_{a <= b}``, ``c_aa = 1`` and
 ``c_ab = sqrt(2)`` off the diagonal, so ``d (d + 1) / 2`` features replace the N keys.
+For ``poly:p=3`` the map runs over the monomials ``x_a x_b x_c`` (a <= b <= c) with the square
+root of their multinomial coefficient, ``C(d + 2, 3)`` features (5,984 at d = 32): by operation
+count it pays off only for N in the thousands, so ``auto`` never takes it.
 
 Causal masks (and the per-row N that comes with them) use chunked linear attention:
 inside a chunk of ``C`` queries the weights are computed directly (``C x C``), across
@@ -21,6 +24,8 @@ differentiated by autograd, with a hand-written backward for the feature map.
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from typing import Optional
 
@@ -32,10 +37,10 @@ from . import compiled as _compiled
 Tensor = torch.Tensor
 
 #: Degrees with an exact linear-time form.
-LINEAR_DEGREES = (1, 2)
+LINEAR_DEGREES = (1, 2, 3)
 #: Chunk length of the causal form, per degree (the intra-chunk C x C work against the
 #: d_phi x d_v state per chunk).
-CAUSAL_CHUNK = {1: 64, 2: 128}
+CAUSAL_CHUNK = {1: 64, 2: 128, 3: 256}
 #: Feature elements per chunk of the non-causal degree-2 form (all batch-heads).
 FEATURE_CHUNK_ELEMENTS = 1 << 21
 
@@ -51,12 +56,21 @@ def monomial_count(d: int, p: int) -> int:
 
 
 def feature_dim(d: int, p: int) -> int:
-    """Number of features of the exact degree-p map (p = 1: d; p = 2: d (d + 1) / 2)."""
-    if p == 1:
-        return d
-    if p == 2:
-        return d * (d + 1) // 2
-    raise ValueError(f"no exact linear-time form for degree p={p}; degrees with one: {LINEAR_DEGREES}")
+    """Number of features of the exact degree-p map (p = 1: d; p = 2: d (d + 1) / 2;
+    p = 3: C(d + 2, 3))."""
+    if p not in LINEAR_DEGREES:
+        raise ValueError(f"no exact linear-time form for degree p={p}; degrees with one: {LINEAR_DEGREES}")
+    return monomial_count(d, p)
+
+
+@functools.lru_cache(maxsize=16)
+def _monomials(d: int, p: int) -> tuple[Tensor, Tensor]:
+    """The index tuples a_1 <= ... <= a_p ``[F, p]`` of the degree-p monomials in d variables,
+    and the square roots of their multinomial coefficients ``[F]``, so that
+    ``sum_f c_f^2 prod_m x_{a_m} y_{a_m} = (x . y)^p``."""
+    tuples = list(itertools.combinations_with_replacement(range(d), p))
+    coef = [math.sqrt(math.factorial(p) / math.prod(math.factorial(t.count(a)) for a in set(t))) for t in tuples]
+    return torch.tensor(tuples, dtype=torch.long), torch.tensor(coef, dtype=torch.float64)
 
 
 def degree2_features(x: Tensor) -> Tensor:
@@ -104,12 +118,46 @@ def _features_t_backward(xt: Tensor, grad_t: Tensor) -> Tensor:
     return dxt.add_(dyt, alpha=_QUARTIC_ROOT_2)
 
 
+def _monomial_features_t(xt: Tensor, p: int, out: Tensor) -> Tensor:
+    """The degree-p features (p >= 3) in the transposed layout ``[g, d, c] -> [g, F, c]``:
+    one gather of rows of ``xt`` per factor."""
+    idx, coef = _monomials(xt.shape[1], p)
+    idx = idx.to(xt.device)
+    torch.index_select(xt, 1, idx[:, 0], out=out)
+    for m in range(1, p):
+        out.mul_(xt.index_select(1, idx[:, m]))
+    return out.mul_(coef.to(xt)[None, :, None])
+
+
+def _monomial_features_t_backward(xt: Tensor, grad_t: Tensor, p: int) -> Tensor:
+    """d(loss)/dx ``[g, d, c]`` from d(loss)/d(phi) ``[g, F, c]`` for :func:`_monomial_features_t`."""
+    idx, coef = _monomials(xt.shape[1], p)
+    idx = idx.to(xt.device)
+    g = grad_t * coef.to(xt)[None, :, None]
+    dxt = torch.zeros_like(xt)
+    for m in range(p):
+        term = g.clone()
+        for other in range(p):
+            if other != m:
+                term.mul_(xt.index_select(1, idx[:, other]))
+        dxt.index_add_(1, idx[:, m], term)
+    return dxt
+
+
+def _feature_map_t(xt: Tensor, p: int, out: Tensor) -> Tensor:
+    return _features_t(xt, out) if p == 2 else _monomial_features_t(xt, p, out)
+
+
+def _feature_map_t_backward(xt: Tensor, grad_t: Tensor, p: int) -> Tensor:
+    return _features_t_backward(xt, grad_t) if p == 2 else _monomial_features_t_backward(xt, grad_t, p)
+
+
 def features(x: Tensor, p: int) -> Tensor:
     """The exact degree-p feature map of ``[..., N, d]`` (p = 1: identity), differentiable."""
     if p == 1:
         return x
-    feature_dim(x.shape[-1], p)   # raises for p > 2
-    return _Degree2Features.apply(x)
+    feature_dim(x.shape[-1], p)   # raises for degrees without an exact form
+    return _Features.apply(x, p)
 
 
 #: Sequence positions per chunk of the non-causal degree-2 form.
@@ -125,24 +173,25 @@ def _tiles(bh: int, n: int, f: int):
             yield b0, min(bh, b0 + g), i0, min(n, i0 + c)
 
 
-class _Degree2Features(torch.autograd.Function):
-    """``[..., N, d] -> [..., N, F]``: the degree-2 features, computed in the transposed
-    layout (long contiguous rows) and with a hand-written backward."""
+class _Features(torch.autograd.Function):
+    """``[..., N, d] -> [..., N, F]``: the degree-p features (p = 2 or 3), computed in the
+    transposed layout (long contiguous rows) and with a hand-written backward."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, p):
         lead, (n, d) = x.shape[:-2], x.shape[-2:]
         xt = x.reshape(-1, n, d).transpose(1, 2).contiguous()
         ctx.save_for_backward(xt)
-        out_t = _features_t(xt, x.new_empty(xt.shape[0], feature_dim(d, 2), n))
+        ctx.p = p
+        out_t = _feature_map_t(xt, p, x.new_empty(xt.shape[0], feature_dim(d, p), n))
         return out_t.transpose(1, 2).reshape(*lead, n, out_t.shape[1])
 
     @staticmethod
     def backward(ctx, grad):
         (xt,) = ctx.saved_tensors
         g = grad.reshape(xt.shape[0], xt.shape[2], -1).transpose(1, 2).contiguous()
-        dxt = _features_t_backward(xt, g)
-        return dxt.transpose(1, 2).reshape(*grad.shape[:-1], xt.shape[1])
+        dxt = _feature_map_t_backward(xt, g, ctx.p)
+        return dxt.transpose(1, 2).reshape(*grad.shape[:-1], xt.shape[1]), None
 
 
 def _rows_t(x: Tensor, b0: int, b1: int, i0: int, i1: int) -> Tensor:
@@ -150,36 +199,39 @@ def _rows_t(x: Tensor, b0: int, b1: int, i0: int, i1: int) -> Tensor:
     return x[b0:b1, i0:i1].transpose(1, 2).contiguous()
 
 
-class Degree2Attention(torch.autograd.Function):
-    """Non-causal ``out = phi(Q) (phi(K)^T V)`` on ``[BH, N, d]`` float32.
+class FeatureMapAttention(torch.autograd.Function):
+    """Non-causal ``out = phi(Q) (phi(K)^T V)`` on ``[BH, N, d]`` float32, for the degree-p
+    feature map (p = 2 or 3).
 
     Features are built chunk by chunk in the transposed layout ``[g, F, c]`` (and
-    rebuilt in backward), so memory stays O(N d + chunk + F d_v) with F = d (d + 1) / 2
+    rebuilt in backward), so memory stays O(N d + chunk + F d_v) with F features
     and every elementwise operation runs along the sequence.
     """
 
     @staticmethod
-    def forward(ctx, q, k, v):
+    def forward(ctx, q, k, v, p):
         bh, n_q, d = q.shape
         n_k, dv = k.shape[1], v.shape[2]
-        f = feature_dim(d, 2)
+        f = feature_dim(d, p)
         state = q.new_zeros(bh, f, dv)
         for b0, b1, i0, i1 in _tiles(bh, n_k, f):
-            phi_t = _features_t(_rows_t(k, b0, b1, i0, i1), q.new_empty(b1 - b0, f, i1 - i0))
+            phi_t = _feature_map_t(_rows_t(k, b0, b1, i0, i1), p, q.new_empty(b1 - b0, f, i1 - i0))
             state[b0:b1].baddbmm_(phi_t, v[b0:b1, i0:i1])
         out = q.new_empty(bh, n_q, dv)
         for b0, b1, i0, i1 in _tiles(bh, n_q, f):
-            phi_t = _features_t(_rows_t(q, b0, b1, i0, i1), q.new_empty(b1 - b0, f, i1 - i0))
+            phi_t = _feature_map_t(_rows_t(q, b0, b1, i0, i1), p, q.new_empty(b1 - b0, f, i1 - i0))
             torch.bmm(phi_t.transpose(1, 2), state[b0:b1], out=out[b0:b1, i0:i1])
         ctx.save_for_backward(q, k, v, state)
+        ctx.p = p
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         q, k, v, state = ctx.saved_tensors
+        p = ctx.p
         bh, n_q, d = q.shape
         n_k = k.shape[1]
-        f = feature_dim(d, 2)
+        f = feature_dim(d, p)
         grad_out = grad_out.contiguous()
         need_q, need_k, need_v = ctx.needs_input_grad[:3]
         dq = torch.empty_like(q) if need_q else None
@@ -189,20 +241,20 @@ class Degree2Attention(torch.autograd.Function):
         for b0, b1, i0, i1 in _tiles(bh, n_q, f):
             qt = _rows_t(q, b0, b1, i0, i1)
             go = grad_out[b0:b1, i0:i1]
-            phi_t = _features_t(qt, q.new_empty(b1 - b0, f, i1 - i0))
+            phi_t = _feature_map_t(qt, p, q.new_empty(b1 - b0, f, i1 - i0))
             dstate[b0:b1].baddbmm_(phi_t, go)
             if need_q:
                 gphi_t = torch.bmm(state[b0:b1], go.transpose(1, 2), out=phi_t)
-                dq[b0:b1, i0:i1] = _features_t_backward(qt, gphi_t).transpose(1, 2)
+                dq[b0:b1, i0:i1] = _feature_map_t_backward(qt, gphi_t, p).transpose(1, 2)
         for b0, b1, i0, i1 in _tiles(bh, n_k, f):
             kt = _rows_t(k, b0, b1, i0, i1)
             if need_v:
-                phi_t = _features_t(kt, q.new_empty(b1 - b0, f, i1 - i0))
+                phi_t = _feature_map_t(kt, p, q.new_empty(b1 - b0, f, i1 - i0))
                 torch.bmm(phi_t.transpose(1, 2), dstate[b0:b1], out=dv[b0:b1, i0:i1])
             if need_k:
                 gphi_t = torch.bmm(dstate[b0:b1], v[b0:b1, i0:i1].transpose(1, 2))
-                dk[b0:b1, i0:i1] = _features_t_backward(kt, gphi_t).transpose(1, 2)
-        return dq, dk, dv
+                dk[b0:b1, i0:i1] = _feature_map_t_backward(kt, gphi_t, p).transpose(1, 2)
+        return dq, dk, dv, None
 
 
 def _noncausal(q: Tensor, k: Tensor, v: Tensor, p: int) -> Tensor:
@@ -210,8 +262,8 @@ def _noncausal(q: Tensor, k: Tensor, v: Tensor, p: int) -> Tensor:
         return q @ (k.transpose(-2, -1) @ v)
     b, h, n_q, d = q.shape
     n_k, dv = k.shape[2], v.shape[3]
-    out = Degree2Attention.apply(q.reshape(b * h, n_q, d).contiguous(), k.reshape(b * h, n_k, d).contiguous(),
-                                 v.reshape(b * h, n_k, dv).contiguous())
+    out = FeatureMapAttention.apply(q.reshape(b * h, n_q, d).contiguous(), k.reshape(b * h, n_k, d).contiguous(),
+                                    v.reshape(b * h, n_k, dv).contiguous(), p)
     return out.view(b, h, n_q, dv)
 
 
