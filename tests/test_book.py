@@ -132,15 +132,18 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     root = _mini_book(tmp_path, nb)
     configs = [TrainConfig(experiment="unit_grid", preset="book", seed=s) for s in range(3)]
     monkeypatch.setattr(experiments, "GRIDS", {"unit_grid": lambda preset, seeds: configs})
+    configs += [TrainConfig(experiment="unit_grid", preset="book", seed=0, epochs=7)]   # another cost class
     for c, dirty in zip(configs[:2], (False, True)):
         rec = {"schema": 1, "experiment": c.experiment, "config": results.config_dict(c), "config_hash": c.hash,
                "seed": c.seed, "preset": "book", "status": "ok", "diverged_step": None,
                "metrics": [{"epoch": 1, "test_acc": 0.5}], "probes": [],
-               "provenance": {**results.provenance(), "git_dirty": dirty}}
+               "provenance": {**results.provenance(), "git_dirty": dirty, "wall_s": 5400.0}}
         results.write_atomic(results.record_path(c, root / "data" / "results"), rec)
     (row,) = status.records_table(root)
-    assert row == {"grid": "unit_grid", "book runs": 3, "stored": 1, "state": "2 to run", "read by": "01_mini"}
-    assert "| unit_grid | 3 | 1 | 2 to run | 01_mini |" in status.records_markdown(root)
+    # the dirty record does not count; seed 2 costs what seed 0 cost, the 7-epoch run is unknown
+    assert row == {"grid": "unit_grid", "book runs": 4, "stored": 1, "state": "3 to run", "core-hours stored": "1.5",
+                   "core-hours to run (est.)": ">= 3.0 (1 run of unknown cost)", "read by": "01_mini"}
+    assert "| unit_grid | 4 | 1 | 3 to run | 1.5 | >= 3.0 (1 run of unknown cost) | 01_mini |" in status.records_markdown(root)
 
 
 def test_real_toc_lists_the_first_chapter_and_the_status_page():

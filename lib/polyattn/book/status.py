@@ -50,9 +50,29 @@ def status_table(build_root: Path = REPO_ROOT):
     return pd.DataFrame(rows, columns=["chapter", "docname", "preset", "state", "seconds", "executed at (UTC)", "status"])
 
 
+def _cost_class(config) -> tuple:
+    """What sets a run's cost, roughly: its configuration but the activation and the seed."""
+    from ..results import config_dict
+
+    return tuple(sorted((k, repr(v)) for k, v in config_dict(config).items() if k not in ("activation", "seed")))
+
+
+def _core_hours(stored: float, missing_costs: list) -> tuple[str, str]:
+    """The two cost columns: core-hours of the stored runs, and an estimate for the missing ones
+    (each at the mean of the stored runs of its cost class; a lower bound when some have none)."""
+    known = [c for c in missing_costs if c is not None]
+    unknown = len(missing_costs) - len(known)
+    todo = "" if not missing_costs else f"{sum(known) / 3600:.1f}"
+    if unknown:
+        todo = f">= {todo} ({unknown} run{'s' if unknown > 1 else ''} of unknown cost)"
+    return f"{stored / 3600:.1f}", todo
+
+
 def records_table(root: Path = REPO_ROOT) -> list[dict]:
     """One row per grid: its book runs, how many have a valid record from a clean tree in
-    ``data/results`` (records of a modified tree do not count), and the chapters that read it."""
+    ``data/results`` (records of a modified tree do not count), the core-hours the stored runs
+    took (their wall time on one thread) and an estimate for the rest, and the chapters that
+    read it."""
     from ..experiments import GRIDS
     from ..results import InvalidRecord, load, record_path
     from .notebooks import declared_results, read_notebook
@@ -66,15 +86,25 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
     rows = []
     for name in sorted(GRIDS):
         configs = GRIDS[name]("book", None)
-        found = 0
+        walls: dict[tuple, list[float]] = {}
+        missing = []
         for c in configs:
             path = record_path(c, Path(root) / "data" / "results")
+            rec = None
             try:
-                found += path.exists() and load(path, c, evidence=True) is not None
+                rec = load(path, c, evidence=True) if path.exists() else None
             except InvalidRecord:
                 pass
+            if rec is None:
+                missing.append(c)
+            else:
+                walls.setdefault(_cost_class(c), []).append(float(rec["provenance"].get("wall_s") or 0.0))
+        found = len(configs) - len(missing)
+        per_class = {k: sum(v) / len(v) for k, v in walls.items()}
+        stored_h, todo_h = _core_hours(sum(map(sum, walls.values())), [per_class.get(_cost_class(c)) for c in missing])
         rows.append({"grid": name, "book runs": len(configs), "stored": found,
                      "state": "complete" if found == len(configs) else f"{len(configs) - found} to run",
+                     "core-hours stored": stored_h, "core-hours to run (est.)": todo_h,
                      "read by": ", ".join(readers.get(name, [])) or "no chapter yet"})
     return rows
 
