@@ -8,7 +8,8 @@ scale ``r_i`` (1/sqrt(N_i) or c), so
 For ``poly:p=2``, ``(q.k)^2 = <phi(q), phi(k)>`` with the degree-2 feature map on the
 symmetric half of ``q q^T``: ``phi(x) = (x_a x_b * c_ab)_{a <= b}``, ``c_aa = 1`` and
 ``c_ab = sqrt(2)`` off the diagonal, so ``d (d + 1) / 2`` features replace the N keys.
-For ``poly:p=3`` the map runs over the monomials ``x_a x_b x_c`` (a <= b <= c) with the square
+For ``poly:p=3`` the map runs over the monomials ``x_a x_b x_c`` (a <= b <= c, built as x_a times
+a run of the row-major pairs x_b x_c, no gathers) with the square
 root of their multinomial coefficient, ``C(d + 2, 3)`` features (5,984 at d = 32): by operation
 count it pays off only for N in the thousands, so ``auto`` never takes it.
 
@@ -25,7 +26,6 @@ differentiated by autograd, with a hand-written backward for the feature map.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from typing import Optional
 
@@ -64,13 +64,15 @@ def feature_dim(d: int, p: int) -> int:
 
 
 @functools.lru_cache(maxsize=16)
-def _monomials(d: int, p: int) -> tuple[Tensor, Tensor]:
-    """The index tuples a_1 <= ... <= a_p ``[F, p]`` of the degree-p monomials in d variables,
-    and the square roots of their multinomial coefficients ``[F]``, so that
-    ``sum_f c_f^2 prod_m x_{a_m} y_{a_m} = (x . y)^p``."""
-    tuples = list(itertools.combinations_with_replacement(range(d), p))
-    coef = [math.sqrt(math.factorial(p) / math.prod(math.factorial(t.count(a)) for a in set(t))) for t in tuples]
-    return torch.tensor(tuples, dtype=torch.long), torch.tensor(coef, dtype=torch.float64)
+def _degree3_layout(d: int) -> tuple[tuple[int, ...], Tensor]:
+    """The layout of the degree-3 features: the pairs b <= c in row-major order start at
+    ``pair_start[b]``; the triples a <= b <= c are, for each a, the pairs from ``pair_start[a]``
+    on; ``coef`` (float64) holds the square roots of their multinomial coefficients in that
+    order, so that ``sum_f phi_f(x) phi_f(y) = (x . y)^3``."""
+    pair_start = tuple(sum(d - b for b in range(a)) for a in range(d + 1))
+    coef = [math.sqrt(6 / math.prod(math.factorial(t.count(i)) for i in set(t)))
+            for a in range(d) for b in range(a, d) for t in ((a, b, c) for c in range(b, d))]
+    return pair_start, torch.tensor(coef, dtype=torch.float64)
 
 
 def degree2_features(x: Tensor) -> Tensor:
@@ -118,38 +120,58 @@ def _features_t_backward(xt: Tensor, grad_t: Tensor) -> Tensor:
     return dxt.add_(dyt, alpha=_QUARTIC_ROOT_2)
 
 
-def _monomial_features_t(xt: Tensor, p: int, out: Tensor) -> Tensor:
-    """The degree-p features (p >= 3) in the transposed layout ``[g, d, c] -> [g, F, c]``:
-    one gather of rows of ``xt`` per factor."""
-    idx, coef = _monomials(xt.shape[1], p)
-    idx = idx.to(xt.device)
-    torch.index_select(xt, 1, idx[:, 0], out=out)
-    for m in range(1, p):
-        out.mul_(xt.index_select(1, idx[:, m]))
+def _pairs_t(xt: Tensor, pair_start) -> Tensor:
+    """``x_b x_c`` for the pairs b <= c in row-major order: ``[g, d, c] -> [g, d (d + 1) / 2, c]``."""
+    d = xt.shape[1]
+    pairs = xt.new_empty(xt.shape[0], pair_start[d], xt.shape[2])
+    for b in range(d):
+        torch.mul(xt[:, b:], xt[:, b:b + 1], out=pairs[:, pair_start[b]:pair_start[b + 1]])
+    return pairs
+
+
+def _degree3_features_t(xt: Tensor, out: Tensor) -> Tensor:
+    """The degree-3 features in the transposed layout ``[g, d, c] -> [g, F, c]``: each block of
+    triples a <= b <= c is ``x_a`` times a contiguous run of the pairs, so every operation is one
+    long product (no gathers)."""
+    d = xt.shape[1]
+    pair_start, coef = _degree3_layout(d)
+    pairs = _pairs_t(xt, pair_start)
+    off = 0
+    for a in range(d):
+        block = pairs[:, pair_start[a]:]
+        torch.mul(block, xt[:, a:a + 1], out=out[:, off:off + block.shape[1]])
+        off += block.shape[1]
     return out.mul_(coef.to(xt)[None, :, None])
 
 
-def _monomial_features_t_backward(xt: Tensor, grad_t: Tensor, p: int) -> Tensor:
-    """d(loss)/dx ``[g, d, c]`` from d(loss)/d(phi) ``[g, F, c]`` for :func:`_monomial_features_t`."""
-    idx, coef = _monomials(xt.shape[1], p)
-    idx = idx.to(xt.device)
+def _degree3_features_t_backward(xt: Tensor, grad_t: Tensor) -> Tensor:
+    """d(loss)/dx ``[g, d, c]`` from d(loss)/d(phi) ``[g, F, c]`` for :func:`_degree3_features_t`."""
+    d = xt.shape[1]
+    pair_start, coef = _degree3_layout(d)
+    pairs = _pairs_t(xt, pair_start)
     g = grad_t * coef.to(xt)[None, :, None]
     dxt = torch.zeros_like(xt)
-    for m in range(p):
-        term = g.clone()
-        for other in range(p):
-            if other != m:
-                term.mul_(xt.index_select(1, idx[:, other]))
-        dxt.index_add_(1, idx[:, m], term)
+    dpairs = torch.zeros_like(pairs)
+    off = 0
+    for a in range(d):
+        block, n = pairs[:, pair_start[a]:], pairs.shape[1] - pair_start[a]
+        ga = g[:, off:off + n]
+        dxt[:, a] += (ga * block).sum(1)
+        dpairs[:, pair_start[a]:].addcmul_(ga, xt[:, a:a + 1])
+        off += n
+    for b in range(d):
+        rows = dpairs[:, pair_start[b]:pair_start[b + 1]]          # d(loss)/d(x_b x_c), c >= b
+        dxt[:, b] += (rows * xt[:, b:]).sum(1)
+        dxt[:, b:].addcmul_(rows, xt[:, b:b + 1])
     return dxt
 
 
 def _feature_map_t(xt: Tensor, p: int, out: Tensor) -> Tensor:
-    return _features_t(xt, out) if p == 2 else _monomial_features_t(xt, p, out)
+    return _features_t(xt, out) if p == 2 else _degree3_features_t(xt, out)
 
 
 def _feature_map_t_backward(xt: Tensor, grad_t: Tensor, p: int) -> Tensor:
-    return _features_t_backward(xt, grad_t) if p == 2 else _monomial_features_t_backward(xt, grad_t, p)
+    return _features_t_backward(xt, grad_t) if p == 2 else _degree3_features_t_backward(xt, grad_t)
 
 
 def features(x: Tensor, p: int) -> Tensor:
