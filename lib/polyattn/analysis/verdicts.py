@@ -168,7 +168,9 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     if _finite(tost_p) and tost_p < alpha:
         note = ("; the interval excludes 0, so the difference is real but smaller than the margin" if excludes
                 else "")
-        return make("equivalent", f"{name} is equivalent to {baseline} within {margin_txt} (TOST p = {tost_p:.2g}): "
+        level_eq = f"{round(100 * (1 - 2 * alpha))}%"       # TOST at alpha: that interval inside the margin
+        return make("equivalent", f"{name} is equivalent to {baseline} within {margin_txt} (TOST p = {tost_p:.2g}, "
+                                  f"so its {level_eq} interval lies inside the margin): "
                                   f"difference {est:+.2f} {unit}{direction} ({ci_txt}, {n_txt}){note}")
     significant = excludes and (family <= 1 or not _finite(p_holm) or p_holm < alpha)
     if significant:
