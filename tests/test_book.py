@@ -144,6 +144,8 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     assert row == {"grid": "unit_grid", "book runs": 4, "stored": 1, "state": "3 to run", "core-hours stored": "1.5",
                    "core-hours to run (est.)": ">= 3.0 (1 run of unknown cost)", "read by": "01_mini"}
     assert "| unit_grid | 4 | 1 | 3 to run | 1.5 | >= 3.0 (1 run of unknown cost) | 01_mini |" in status.records_markdown(root)
+    assert status._core_hours(0.0, [None, None]) == ("0.0", "unknown (2 runs of unknown cost)")
+    assert status._core_hours(7200.0, []) == ("2.0", "")
 
 
 def test_real_toc_lists_the_first_chapter_and_the_status_page():

@@ -64,7 +64,8 @@ def _core_hours(stored: float, missing_costs: list) -> tuple[str, str]:
     unknown = len(missing_costs) - len(known)
     todo = "" if not missing_costs else f"{sum(known) / 3600:.1f}"
     if unknown:
-        todo = f">= {todo} ({unknown} run{'s' if unknown > 1 else ''} of unknown cost)"
+        runs = f"{unknown} run{'s' if unknown > 1 else ''} of unknown cost"
+        todo = f">= {todo} ({runs})" if known else f"unknown ({runs})"
     return f"{stored / 3600:.1f}", todo
 
 
