@@ -66,11 +66,11 @@ from .stats import (
 )
 from .sweep import BestConstant, best_constant, best_constant_table, scale_verdict
 from .tables import curve_frame, format_summary, per_seed_table, summary_table
-from .verdicts import FORMS, Verdict, comparison_verdict, difference_verdict, verdict_frame
+from .verdicts import BOOK_FORMS, FORMS, Verdict, comparison_verdict, difference_verdict, verdict_frame
 
 __all__ = [
-    "ALPHA", "BestConstant", "DEFAULT_TASK", "EPOCH_COLUMNS", "FORMS", "IMAGE_METRICS", "KNOWN_METRICS", "NORM_METRICS",
-    "OVERVIEW_FIELDS", "PERCENT", "POWER", "PROBE_ID_COLUMNS", "RUN_COLUMNS", "Verdict", "WILCOXON_MIN_N",
+    "ALPHA", "BOOK_FORMS", "BestConstant", "DEFAULT_TASK", "EPOCH_COLUMNS", "FORMS", "IMAGE_METRICS", "KNOWN_METRICS",
+    "NORM_METRICS", "OVERVIEW_FIELDS", "PERCENT", "POWER", "PROBE_ID_COLUMNS", "RUN_COLUMNS", "Verdict", "WILCOXON_MIN_N",
     "activation_constant", "activation_scale", "best_constant", "best_constant_table", "budget_text", "comparison_verdict",
     "compute_budget", "config_overview", "correlation_table", "correlation_verdict", "curve_frame",
     "declared_metrics", "deviations_table", "diff_unit", "difference_verdict", "early_middle_last",

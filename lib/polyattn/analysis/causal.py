@@ -22,7 +22,7 @@ from ..tasks.base import Metric
 from .frames import final_metrics
 from .metrics import set_metrics
 from .stats import POWER, holm, paired_difference, t_interval
-from .verdicts import comparison_verdict, short
+from .verdicts import BOOK_FORMS, comparison_verdict, short
 
 #: The equivalence margin for bits per character, fixed before any record was read: 0.05
 #: bits/char is a factor 2^0.05 = 1.035 in per-character perplexity, a difference no reader of
@@ -38,9 +38,6 @@ SINK_METRICS = {
     "sink_rate_normalised": Metric("sink_rate_normalised", "share", False, 1.0, "sink rate (normalised share)"),
     "alpha_mean": Metric("alpha_mean", "weight", False, 1.0, "mean first-token weight"),
 }
-#: How a comparison's form reads in the book's verdict vocabulary (:data:`polyattn.book.FORMS`).
-BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
-              "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}
 #: Whether a comparison supports a claim that the candidate is better (worse) than the baseline.
 SUPPORTS_BETTER = {"better": "holds", "equivalent": "not supported", "worse": "fails",
                    "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}

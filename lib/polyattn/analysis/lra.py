@@ -23,10 +23,11 @@ import pandas as pd
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .stats import ALPHA, POWER, paired_difference, t_interval
+from .verdicts import BOOK_FORMS as _COMPARISON_FORMS
 
-#: The book's verdict forms (:data:`polyattn.book.claims.FORMS`) of the analysis forms.
-BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
-              "inconclusive": "inconclusive at this power", "not comparable": "not supported"}
+#: The book's verdict forms of the analysis forms; on LRA a comparison whose runs diverged
+#: counts against the variant ("not supported") rather than as a question of scale.
+BOOK_FORMS = {**_COMPARISON_FORMS, "not comparable": "not supported"}
 
 
 def _labels(record_or_row) -> tuple[str, str]:

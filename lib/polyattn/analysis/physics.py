@@ -41,6 +41,7 @@ from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .metrics import set_metrics
 from .stats import ALPHA, POWER, paired_difference
+from .verdicts import BOOK_FORMS
 
 #: A run with a final test rMAE above this failed (fixed before any record was read).
 FAIL_RMAE = 0.1
@@ -50,9 +51,6 @@ EQUIVALENCE_MARGIN = math.log10(2.0)
 SPREAD_FACTOR = 10.0
 #: The compared metric: log10 of the final test rMAE (lower is better).
 LOG_RMAE = Metric("log10_rMAE", "log10", False, 1.0, "log10 test rMAE")
-#: How a comparison's form reads in the book's verdict vocabulary (:data:`polyattn.book.FORMS`).
-BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
-              "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}
 
 
 def _labels(record: dict) -> tuple[str, str]:
