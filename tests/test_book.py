@@ -555,6 +555,28 @@ def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
     assert produced == committed
 
 
+def test_unread_records_are_those_no_grid_names(tmp_path, monkeypatch):
+    from polyattn import experiments, results
+    from polyattn.book import status
+    from polyattn.config import TrainConfig
+
+    configs = [TrainConfig(experiment="unit_grid", preset="book", seed=s) for s in range(2)]
+    monkeypatch.setattr(experiments, "GRIDS", {"unit_grid": lambda preset, seeds: configs})
+    store = tmp_path / "data" / "results"
+    named = results.record_path(configs[1], store)
+    superseded = results.record_path(TrainConfig(experiment="unit_grid", preset="book", seed=0, epochs=7), store)
+    for path in (named, superseded):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    assert status.unread_records(tmp_path) == [superseded]
+
+
+def test_every_committed_record_is_named_by_a_grid():
+    from polyattn.book import status
+
+    assert status.unread_records(ROOT) == [], "records of superseded settings: remove them from data/results"
+
+
 def test_the_records_command_prints_every_grid():
     from polyattn.experiments import GRIDS
 

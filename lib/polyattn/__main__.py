@@ -97,13 +97,17 @@ def cmd_grid(args) -> int:
 
 
 def cmd_records(args) -> int:
-    from .book.status import records_table
+    from .book.status import records_table, unread_records
 
     rows = records_table()
     widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
     print("  ".join(k.ljust(w) for k, w in widths.items()))
     for r in rows:
         print("  ".join(str(r[k]).ljust(w) for k, w in widths.items()))
+    unread = unread_records()
+    if unread:
+        print(f"{len(unread)} stored record(s) that no grid names (superseded settings; no chapter reads them): "
+              + ", ".join(str(p.relative_to(p.parents[3])) for p in unread), file=sys.stderr)
     return 0
 
 

@@ -110,6 +110,18 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
     return rows
 
 
+def unread_records(root: Path = REPO_ROOT) -> list[Path]:
+    """Stored records in ``data/results`` that no book grid names (a superseded setting whose
+    configuration no grid produces any more): no chapter reads them, so they only mislead a
+    reader who counts files."""
+    from ..experiments import GRIDS
+    from ..results import record_path
+
+    results = Path(root) / "data" / "results"
+    named = {record_path(c, results) for grid in GRIDS.values() for c in grid("book", None)}
+    return sorted(p for p in results.glob("*/*.json") if p not in named)
+
+
 def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
     def esc(v):
         return str(v).replace("|", "\\|")

@@ -13,6 +13,7 @@ GRIDS = {
     "lra": lra.lra,
     "lra_pathfinder_budget": lra.pathfinder_budget,
     "physics": physics.physics,
+    "physics_published_speed": physics.published_speed,
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,
     "causal_mqar": mqar.causal_mqar,

@@ -202,6 +202,13 @@ def published_speed_runs(seed: int = 0) -> list[TrainConfig]:
             for label in ("softmax", PINN_LABEL)]
 
 
+def published_speed(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`published_speed_runs` as a grid: book runs only (the other presets have none)."""
+    if check(preset) != "book":
+        return []
+    return [c for s in (seeds if seeds is not None else (0,)) for c in published_speed_runs(int(s))]
+
+
 def physics(preset: str = "book", seeds=None, pdes=None) -> list[TrainConfig]:
     """One run per PDE (default: those the preset runs), variant and seed, seed-major (a partial
     run set has every PDE and variant of the first seeds); the main variants' extra seeds come last."""
@@ -277,5 +284,5 @@ PUBLISHED_ERRORS = {
 
 __all__ = ["BOOK_NOTES", "MAIN_VARIANTS", "PDES", "PINNSFORMER_VARIANTS", "PINN_LABEL", "PUBLISHED_ERRORS", "SCALES",
            "SEEDS", "SEED_REPORT", "SIZING", "VARIANTS", "config_for", "pde_of", "pde_spec", "physics", "preset_pdes",
-           "PUBLISHED_SPEED_STEPS", "published_speed_runs",
+           "PUBLISHED_SPEED_STEPS", "published_speed", "published_speed_runs",
            "setting_table", "variant_label"]
