@@ -43,10 +43,10 @@ this budget softmax learns Image (38% test accuracy against 10% chance, in a tri
 before the grid was cut to 405) and Text (39% against 17%, at the book setting), but not
 ListOps at 600 steps of 6,400 examples (18.4% against 15.8%), Retrieval at 240 steps of 2,560
 pairs (50.4% against 50%; that setting's 18 records, six variants by three seeds, left
-``data/results`` when the book moved to 25,600 pairs and stay in the history
-(``git log --diff-filter=D --stat -- data/results/lra`` lists them)) or Pathfinder (50.0% against 50%, one class predicted, at the book
-setting).  A longer ListOps trial (25,600 examples, 3 epochs) reached 32.8% after its first 800
-steps and 31.5% at the end, so the book's ListOps is that first epoch.  Retrieval on 25,600
+``data/results`` when the book moved to 25,600 pairs and stay in the history, listed by
+``git log --diff-filter=D --stat -- data/results/lra``) or Pathfinder (50.0% against 50%, one
+class predicted, at the book setting).  A longer ListOps trial (25,600 examples, 3 epochs)
+reached 32.8% after its first 800 steps and 31.5% at the end, so the book's ListOps is that first epoch.  Retrieval on 25,600
 pairs reached 52.7%, 55.5% and 56.5% test accuracy after epochs 1-3 (validation 54.4% at the
 end), so the book's Retrieval runs three epochs.  Pathfinder is kept at the best affordable
 setting and is uninformative at this budget: the chapter tests whether softmax learned each
