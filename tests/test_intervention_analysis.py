@@ -84,3 +84,14 @@ def test_norm_check_reports_the_probed_norm_per_activation():
     assert table.loc["poly_cap:p=3", "runs"] == len(SEEDS)
     assert table.loc["poly_cap:p=3", "norm_final_mean"] == pytest.approx(0.6)
     assert "softmax" not in table.index          # no probes, no row
+
+
+def test_with_one_factor_the_slope_is_the_paired_difference_per_doubling():
+    conv, inter = records(lambda k: -0.03, 0.0)
+    only8 = [r for r in inter if r["config"]["activation"] == "softmax:k=8"]
+    final = I.intervention_final(conv, only8)
+    sl = I.k_slope(final)
+    assert sl["n"] == len(SEEDS) and sl["ks"] == [1.0, 8.0]
+    assert sl["slope"] == pytest.approx(-3.0 / 3, abs=0.01) and sl["ci_high"] < 0
+    m = I.mechanism_verdict(I.intervention_final(conv, only8[:1]), margin=1.0)
+    assert "nan" not in m.text and m.necessity == "pending"

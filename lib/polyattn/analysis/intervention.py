@@ -72,8 +72,9 @@ def k_slope(final: pd.DataFrame, metric: str = "test_acc", scale: float = 100.0,
     """The per-seed least-squares slope of ``metric`` (times ``scale``: points) on ``log2 k``
     over softmax (k = 1) and every ``softmax:k=K``, then the t interval over seeds.
 
-    Only seeds with at least three values of k that trained enter (a diverged run has no
-    final accuracy); ``n`` counts them.  Returns ``slope`` (points per doubling of k),
+    Only seeds with at least two values of k that trained enter (a diverged run has no
+    final accuracy); ``n`` counts them.  With two values (softmax and one ``K``) a seed's
+    slope is its paired difference divided by ``log2 K``.  Returns ``slope`` (points per doubling of k),
     ``ci_low``, ``ci_high``, ``p`` (one-sample t-test of the slopes against 0), ``n`` and ``ks``.
     """
     from scipy import stats
@@ -82,7 +83,7 @@ def k_slope(final: pd.DataFrame, metric: str = "test_acc", scale: float = 100.0,
     f = f[np.isfinite(f[metric].astype(float))]
     slopes = []
     for _, g in f.groupby("seed"):
-        if g["k"].nunique() >= 3:
+        if g["k"].nunique() >= 2:
             x, y = np.log2(g["k"].to_numpy(float)), scale * g[metric].to_numpy(float)
             slopes.append(float(np.polyfit(x, y, 1)[0]))
     out = {"slope": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p": np.nan, "n": len(slopes),
@@ -162,11 +163,13 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA) 
     else:
         v = comparison_verdict(top, name=f"{kmax:g} x softmax", baseline="softmax", alpha=alpha)
         sl = k_slope(final)
+        ks_txt = ", ".join(f"{k:g}" for k in sl["ks"])
         slope_txt = (f"accuracy changes by {sl['slope']:+.2f} points per doubling of k (95% CI {sl['ci_low']:+.2f} "
-                     f"to {sl['ci_high']:+.2f}, {sl['n']} seeds, k = {', '.join(f'{k:g}' for k in sl['ks'])})")
+                     f"to {sl['ci_high']:+.2f}, {sl['n']} seeds, k = {ks_txt})" if sl["n"] >= 2 else
+                     f"no slope yet: fewer than two seeds trained at two values of k (k = {ks_txt})")
         if v.form in ("equivalent", "better"):
             necessity = "contradicted"
-        elif v.form == "worse" and sl["ci_high"] < 0:
+        elif v.form == "worse" and sl["n"] >= 2 and sl["ci_high"] < 0:
             necessity = "holds"
         else:
             necessity = "inconclusive"
