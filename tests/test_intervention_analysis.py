@@ -95,3 +95,12 @@ def test_with_one_factor_the_slope_is_the_paired_difference_per_doubling():
     assert sl["slope"] == pytest.approx(-3.0 / 3, abs=0.01) and sl["ci_high"] < 0
     m = I.mechanism_verdict(I.intervention_final(conv, only8[:1]), margin=1.0)
     assert "nan" not in m.text and m.necessity == "pending"
+
+
+def test_a_prediction_waits_for_the_minimum_of_paired_seeds():
+    conv, inter = records(lambda k: 0.0, 0.0)
+    two = [r for r in inter if r["seed"] in (0, 1)]
+    final = I.intervention_final(conv, two)
+    assert I.mechanism_verdict(final, margin=1.0).form != "pending"
+    m = I.mechanism_verdict(final, margin=1.0, min_pairs=3)
+    assert (m.necessity, m.sufficiency, m.form) == ("pending", "pending", "pending")

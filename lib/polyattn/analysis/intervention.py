@@ -133,14 +133,14 @@ def _combine(necessity: str, sufficiency: str) -> str:
     return "inconclusive at this power"
 
 
-def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA) -> Mechanism:
+def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, min_pairs: int = 2) -> Mechanism:
     """The two predictions tested on ``final`` (:func:`intervention_final`) with ``margin`` points.
 
     Necessity holds when the slope's interval lies below 0 and the largest ``k`` is worse than
     softmax (Holm-corrected); it is contradicted when the largest ``k`` is equivalent to (or
     better than) softmax.  Sufficiency holds when ``poly_cap`` is equivalent to (or better than)
     softmax and is contradicted when it is worse.  Anything else is inconclusive; a prediction
-    without records of both sides is pending.  The form: both hold -> ``holds``; one holds and
+    with fewer than ``min_pairs`` seed pairs is pending.  The form: both hold -> ``holds``; one holds and
     one is contradicted -> ``mixed``; contradicted and not held -> ``not supported``; else
     ``inconclusive at this power`` (``pending`` while records are missing).
     """
@@ -157,7 +157,7 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA) 
 
     # necessity
     top = row_of(f"softmax:k={kmax:g}") if kmax else None
-    if top is None or int(top["n_pairs"]) < 2:
+    if top is None or int(top["n_pairs"]) < min_pairs:
         necessity = "pending"
         texts.append("necessity (softmax times k): too few paired runs yet")
     else:
@@ -178,7 +178,7 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA) 
                      f"doubling of $k$ (necessity {necessity})")
     # sufficiency
     cap = row_of(CAPPED)
-    if cap is None or int(cap["n_pairs"]) < 2:
+    if cap is None or int(cap["n_pairs"]) < min_pairs:
         sufficiency = "pending"
         texts.append("sufficiency (x^3/sqrt(N) with rows capped at norm 1): too few paired runs yet")
     else:
