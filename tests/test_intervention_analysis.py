@@ -104,3 +104,5 @@ def test_a_prediction_waits_for_the_minimum_of_paired_seeds():
     assert I.mechanism_verdict(final, margin=1.0).form != "pending"
     m = I.mechanism_verdict(final, margin=1.0, min_pairs=3)
     assert (m.necessity, m.sufficiency, m.form) == ("pending", "pending", "pending")
+    with pytest.raises(ValueError, match="min_pairs"):
+        I.mechanism_verdict(final, margin=1.0, min_pairs=1)

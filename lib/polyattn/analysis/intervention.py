@@ -144,6 +144,8 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
     one is contradicted -> ``mixed``; contradicted and not held -> ``not supported``; else
     ``inconclusive at this power`` (``pending`` while records are missing).
     """
+    if min_pairs < 2:
+        raise ValueError(f"min_pairs={min_pairs}: a paired interval needs at least 2 seed pairs; pass min_pairs >= 2")
     diffs = intervention_differences(final, margin)
     acts = set(final["activation"]) if len(final) else set()
     ks = sorted(k for k in (softmax_factor(a) for a in acts) if k is not None and k > 1)
@@ -163,13 +165,11 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
     else:
         v = comparison_verdict(top, name=f"{kmax:g} x softmax", baseline="softmax", alpha=alpha)
         sl = k_slope(final)
-        ks_txt = ", ".join(f"{k:g}" for k in sl["ks"])
         slope_txt = (f"accuracy changes by {sl['slope']:+.2f} points per doubling of k (95% CI {sl['ci_low']:+.2f} "
-                     f"to {sl['ci_high']:+.2f}, {sl['n']} seeds, k = {ks_txt})" if sl["n"] >= 2 else
-                     f"no slope yet: fewer than two seeds trained at two values of k (k = {ks_txt})")
+                     f"to {sl['ci_high']:+.2f}, {sl['n']} seeds, k = {', '.join(f'{k:g}' for k in sl['ks'])})")
         if v.form in ("equivalent", "better"):
             necessity = "contradicted"
-        elif v.form == "worse" and sl["n"] >= 2 and sl["ci_high"] < 0:
+        elif v.form == "worse" and sl["ci_high"] < 0:
             necessity = "holds"
         else:
             necessity = "inconclusive"
