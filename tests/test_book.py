@@ -4,6 +4,7 @@ import functools
 import html as html_module
 import http.server
 import json
+import os
 import re
 import shutil
 import socketserver
@@ -223,6 +224,65 @@ def test_records_written_by_a_later_chapter_do_not_execute_an_earlier_one_again(
 
 
 
+def _three_chapter_book(tmp_path, cells: dict, alone=()):
+    """A book with chapters 01_a, 02_b and 03_c, each running ``cells[name]``."""
+    root = None
+    for name in ("01_a", "02_b", "03_c"):
+        nb = _tiny_notebook(nbformat.v4.new_code_cell(cells[name]))
+        if name in alone:
+            nb.metadata["polyattn"] = {"alone": True}
+        if root is None:
+            root = _mini_book(tmp_path, nb, name=name, extra_toc=("chapters/02_b", "chapters/03_c"))
+        else:
+            nbformat.write(nb, str(root / "chapters" / f"{name}.ipynb"))
+    return root
+
+
+def test_jobs_execute_chapters_at_once_and_a_timing_chapter_alone_after_them(tmp_path, monkeypatch):
+    for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(v, raising=False)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # each of 01_a and 02_b waits for the other to start: they only both finish when they run at once
+    wait_for = ("import os, pathlib, time\n"
+                f"m = pathlib.Path({str(marks)!r})\n"
+                "(m / '{me}.start').write_text(os.environ.get('OMP_NUM_THREADS', 'unset'))\n"
+                "deadline = time.time() + 120\n"
+                "while not (m / '{other}.start').exists() and time.time() < deadline:\n"
+                "    time.sleep(0.1)\n"
+                "(m / '{me}.end').write_text('met' if (m / '{other}.start').exists() else 'alone')\n")
+    alone = ("import os, pathlib\n"
+             f"m = pathlib.Path({str(marks)!r})\n"
+             "(m / 'c.start').write_text(' '.join(sorted(p.name for p in m.iterdir())) + ' | '\n"
+             "                           + os.environ.get('OMP_NUM_THREADS', 'unset'))\n")
+    root = _three_chapter_book(tmp_path, {"01_a": wait_for.format(me="a", other="b"),
+                                          "02_b": wait_for.format(me="b", other="a"), "03_c": alone},
+                               alone=("03_c",))
+    report = book.run(preset="smoke", html=False, root=root, jobs=2)
+    assert report.executed == ["01_a", "02_b", "03_c"]
+    assert (marks / "a.end").read_text() == "met" and (marks / "b.end").read_text() == "met"
+    assert (marks / "a.start").read_text() == str(max(1, (os.cpu_count() or 1) // 2))
+    seen, threads = (marks / "c.start").read_text().split(" | ")
+    assert seen.split() == ["a.end", "a.start", "b.end", "b.start"] and threads == "unset"
+    manifest = json.loads((root / "_build" / "executed" / "manifest.json").read_text())
+    assert {k: v["status"] for k, v in manifest["chapters"].items()} == {"01_a": "ok", "02_b": "ok", "03_c": "ok"}
+
+
+def test_a_failing_chapter_among_jobs_fails_the_run_and_starts_no_later_one(tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    touch = f"import pathlib; pathlib.Path({str(marks)!r}, '{{}}').write_text('ran')"
+    root = _three_chapter_book(tmp_path, {"01_a": "raise ValueError('planted failure')",
+                                          "02_b": touch.format("b"), "03_c": touch.format("c")}, alone=("03_c",))
+    with pytest.raises(book.BookError, match=r"chapter 01_a failed at cell 3 .*ValueError: planted failure"):
+        book.run(preset="smoke", html=False, root=root, jobs=2)
+    manifest = json.loads((root / "_build" / "executed" / "manifest.json").read_text())
+    assert manifest["chapters"]["01_a"]["status"] == "failed"
+    assert not (marks / "c").exists()
+    with pytest.raises(book.BookError, match="--jobs 0"):
+        book.run(preset="smoke", html=False, root=root, jobs=0)
+
+
 def test_the_site_leaves_out_the_cell_papermill_injects(tmp_path):
     root = _mini_book(tmp_path, _tiny_notebook(nbformat.v4.new_code_cell("print(preset)")))
     book.run(preset="smoke", html=False, root=root)
@@ -359,7 +419,7 @@ def _words_of(markdown: str) -> str:
 def smoke_book(tmp_path_factory):
     """Every chapter of _toc.yml executed under preset smoke and the site built (warnings are errors)."""
     build_root = tmp_path_factory.mktemp("smoke-book")
-    report = book.run(preset="smoke", root=ROOT, build_root=build_root)
+    report = book.run(preset="smoke", root=ROOT, build_root=build_root, jobs=2)
     return report, build_root
 
 
@@ -549,7 +609,7 @@ def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
     retrained = {c.id for c in book.CLAIMS if c.retrained}
     committed = {k: v for k, v in json.loads((ROOT / book.VERDICTS_FILE).read_text()).items() if k not in retrained}
     chapters = sorted({v["chapter"] for v in committed.values()})
-    book.run(preset="book", chapters=chapters, root=ROOT, build_root=tmp_path, html=False)
+    book.run(preset="book", chapters=chapters, root=ROOT, build_root=tmp_path, html=False, jobs=2)
     executed = {c: tmp_path / "_build" / "executed" / f"{c}.ipynb" for c in chapters}
     produced = {k: v for k, v in book.collect_verdicts(executed).items() if k not in retrained}
     assert produced == committed

@@ -37,12 +37,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the book's source folder (holds _toc.yml)")
     parser.add_argument("--build-root", type=Path, default=None,
                         help="folder that receives _build/ (default: the source folder)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="chapters executed at once, each with its share of the cores (default 1); "
+                             "chapters that time code still run alone")
     args = parser.parse_args(argv)
     chapters = [c.strip() for c in args.chapters.split(",") if c.strip()] if args.chapters else None
     start = time.perf_counter()
     try:
         run(preset=args.preset, chapters=chapters, force=args.force, recompute=args.recompute, seeds=args.seeds,
-            device=args.device, html=not args.no_html, root=args.root, build_root=args.build_root)
+            device=args.device, html=not args.no_html, root=args.root, build_root=args.build_root,
+            jobs=args.jobs)
     except BookError as exc:
         print(f"[book] FAILED: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -1,8 +1,15 @@
-"""Executing one notebook chapter with papermill, and naming the failing cell when it fails."""
+"""Executing notebook chapters with papermill (one or several at a time), and naming the failing
+cell when one fails."""
 from __future__ import annotations
 
+import os
+import threading
 import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, Iterator, Optional
 
 from .common import REPO_ROOT, BookError
 from .notebooks import read_notebook
@@ -53,3 +60,67 @@ def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_R
         raise BookError(f"chapter {entry.name} could not be executed: {type(exc).__name__}: {exc}") from exc
     return time.perf_counter() - start
 
+
+
+#: environment variables that set how many threads a kernel's numerical libraries use
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def runs_alone(entry: Entry) -> bool:
+    """Whether a chapter must not share the machine (its metadata ``polyattn.alone``: it times code)."""
+    return bool(read_notebook(entry.source).metadata.get("polyattn", {}).get("alone", False))
+
+
+@contextmanager
+def threads_per_kernel(n: int) -> Iterator[None]:
+    """Kernels started inside get ``n`` threads each, unless the caller already set the variables."""
+    unset = [v for v in THREAD_VARS if v not in os.environ]
+    for v in unset:
+        os.environ[v] = str(n)
+    try:
+        yield
+    finally:
+        for v in unset:
+            os.environ.pop(v, None)
+
+
+Finished = Callable[[Entry, Path, Optional[str], str, Optional[float]], None]
+
+
+def execute_all(todo: list[tuple[Entry, Path, Optional[str]]], params: dict, cwd: Path, jobs: int,
+                finished: Finished) -> None:
+    """Execute every ``(entry, output, key)`` of ``todo``: ``jobs`` at a time, each kernel with its
+    share of the cores, then the chapters that run alone, one by one, with all the cores.
+    ``finished(entry, output, key, started_at, seconds)`` is called as each ends (``seconds`` None
+    when it failed; calls never overlap).  The first failure is raised once the running chapters
+    end; chapters not started by then are not started."""
+    lock = threading.Lock()
+
+    def one(item: tuple[Entry, Path, Optional[str]]) -> None:
+        entry, out, key = item
+        print(f"[book] {entry.name}: executing with preset {params['preset']} ...", flush=True)
+        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        try:
+            seconds = execute_chapter(entry, params, out, cwd=cwd)
+        except BookError:
+            with lock:
+                finished(entry, out, key, stamp, None)
+            raise
+        with lock:
+            finished(entry, out, key, stamp, seconds)
+
+    shared = [t for t in todo if jobs > 1 and not runs_alone(t[0])]
+    if len(shared) > 1:
+        with threads_per_kernel(max(1, (os.cpu_count() or 1) // jobs)), ThreadPoolExecutor(jobs) as pool:
+            futures = [pool.submit(one, t) for t in shared]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            for f in futures:
+                f.cancel()
+        errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+        if errors:
+            raise errors[0]
+    else:
+        shared = []
+    for t in todo:
+        if t not in shared:
+            one(t)

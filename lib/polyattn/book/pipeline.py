@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional, Sequence
 
 from .claims import write_findings
 from .common import PRESETS, REPO_ROOT, BookError
-from .execute import execute_chapter
+from .execute import execute_all
 from .keys import key_of, key_parts, load_manifest, results_hash, save_manifest
 from .notebooks import check_chapter, declared_results, read_notebook
 from .site import assemble, build_html
@@ -43,10 +42,16 @@ def _select(entries: list[Entry], chapters: Optional[Sequence[str]]) -> set[str]
 def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: bool = False,
         recompute: bool = False, seeds: Optional[list[int]] = None, device: str = "cpu",
         html: bool = True, root: Path = REPO_ROOT, build_root: Optional[Path] = None,
-        strict: bool = True) -> RunReport:
-    """Execute what changed, then build the site.  Raises BookError naming the failing chapter."""
+        strict: bool = True, jobs: int = 1) -> RunReport:
+    """Execute what changed, then build the site.  Raises BookError naming the failing chapter.
+
+    ``jobs`` chapters execute at once (each in its own kernel, with its share of the cores);
+    a chapter whose metadata says ``polyattn.alone`` (it times code) runs after them, alone.
+    """
     if preset not in PRESETS:
         raise BookError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+    if jobs < 1:
+        raise BookError(f"--jobs {jobs}: at least one chapter must execute at a time; pass --jobs 1 or more")
     root = Path(root).resolve()
     build_root = Path(build_root).resolve() if build_root is not None else root
     executed_dir = build_root / "_build" / "executed"
@@ -61,6 +66,7 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     report = RunReport()
     executed: dict[str, Path] = {}
     done: dict[str, tuple[dict, list[str]]] = {}
+    todo: list[tuple[Entry, Path, str]] = []
     for e in entries:
         if e.kind != "notebook":
             continue
@@ -88,24 +94,24 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
             report.cached.append(e.name)
             print(f"[book] {e.name}: cached (executed {rec.get('executed_at')} in {rec.get('seconds', 0):.1f} s)", flush=True)
             continue
-        print(f"[book] {e.name}: executing with preset {preset} ...", flush=True)
-        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        try:
-            seconds = execute_chapter(e, params, out, cwd=root)
-        except BookError:
-            manifest["chapters"][e.name] = {"key": None, "status": "failed", "preset": preset, "params": params,
-                                            "state": "failed", "seconds": None, "executed_at": stamp,
-                                            "source": str(e.source.relative_to(root)), "docname": e.docname}
-            save_manifest(manifest, build_root)
-            raise
-        manifest["chapters"][e.name] = {"key": key, "status": "ok", "preset": preset, "params": params,
-                                        "state": "executed", "seconds": round(seconds, 2), "executed_at": stamp,
-                                        "source": str(e.source.relative_to(root)), "docname": e.docname,
-                                        "results": experiments}
+        todo.append((e, out, key))
+
+    def finished(e: Entry, out: Path, key: Optional[str], stamp: str, seconds: Optional[float]) -> None:
+        ok = seconds is not None
+        manifest["chapters"][e.name] = {"key": key if ok else None, "status": "ok" if ok else "failed",
+                                        "preset": preset, "params": params, "state": "executed" if ok else "failed",
+                                        "seconds": round(seconds, 2) if ok else None, "executed_at": stamp,
+                                        "source": str(e.source.relative_to(root)), "docname": e.docname}
+        if ok:
+            manifest["chapters"][e.name]["results"] = done[e.name][1]
+            executed[e.name] = out
+            report.executed.append(e.name)
+            print(f"[book] {e.name}: executed in {seconds:.1f} s", flush=True)
         save_manifest(manifest, build_root)
-        executed[e.name] = out
-        report.executed.append(e.name)
-        print(f"[book] {e.name}: executed in {seconds:.1f} s", flush=True)
+
+    execute_all(todo, params, root, jobs, finished)
+    executed = {e.name: executed[e.name] for e in entries if e.name in executed}     # the book's order
+    report.executed.sort(key=[e.name for e in entries].index)
     # Records written during this run by the chapters themselves (a chapter creates the records
     # it misses, and two chapters may share an experiment) belong to the keys, so that a rerun
     # finds every chapter cached.  Records that appear between runs still execute again.
