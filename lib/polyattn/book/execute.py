@@ -61,7 +61,6 @@ def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_R
     return time.perf_counter() - start
 
 
-
 #: environment variables that set how many threads a kernel's numerical libraries use
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
