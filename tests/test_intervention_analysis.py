@@ -54,7 +54,7 @@ def test_planted_degradation_with_k_and_capped_match_is_holds():
     m = I.mechanism_verdict(final, margin=1.0)
     assert (m.necessity, m.sufficiency, m.form) == ("holds", "holds", "holds")
     assert "per doubling of k" in m.text
-    assert "$8\\cdot\\mathrm{softmax}$" in m.summary and "(sufficiency holds)" in m.summary
+    assert "$8\\cdot\\mathrm{softmax}$" in m.summary and "sufficiency holds: " in m.summary
 
 
 def test_no_degradation_and_a_worse_capped_cubic_is_not_supported():
@@ -106,3 +106,16 @@ def test_a_prediction_waits_for_the_minimum_of_paired_seeds():
     assert (m.necessity, m.sufficiency, m.form) == ("pending", "pending", "pending")
     with pytest.raises(ValueError, match="min_pairs"):
         I.mechanism_verdict(final, margin=1.0, min_pairs=1)
+
+
+def test_an_inconclusive_summary_names_the_detectable_effect_and_the_scale():
+    conv, inter = records(lambda k: 0.0, 0.0)
+    final = I.intervention_final(conv, [r for r in inter if r["config"]["activation"] in ("softmax:k=8", "poly_cap:p=3")])
+    wide = dict(zip(SEEDS, (0.02, -0.02, 0.015, -0.01, 0.0)))
+    tested = final["activation"].isin(["softmax:k=8", "poly_cap:p=3"])
+    final.loc[tested, "test_acc"] += final.loc[tested, "seed"].map(wide)
+    m = I.mechanism_verdict(final, margin=1.0, scale="unit recipe, preset book")
+    assert (m.necessity, m.sufficiency, m.form) == ("inconclusive", "inconclusive", "inconclusive at this power")
+    assert m.summary.startswith("Necessity inconclusive: ") and "; sufficiency inconclusive: " in m.summary
+    assert m.summary.count("detectable $\\pm$") == 2
+    assert m.summary.endswith("(margin $\\pm$1 point; unit recipe, preset book).")

@@ -133,7 +133,13 @@ def _combine(necessity: str, sufficiency: str) -> str:
     return "inconclusive at this power"
 
 
-def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, min_pairs: int = 2) -> Mechanism:
+def _power(v, outcome: str) -> str:
+    """The detectable effect, said where a prediction is inconclusive."""
+    return f", detectable $\\pm${v.mde:.1f} points" if outcome == "inconclusive" and v.mde == v.mde else ""
+
+
+def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, min_pairs: int = 2,
+                      scale: str = "") -> Mechanism:
     """The two predictions tested on ``final`` (:func:`intervention_final`) with ``margin`` points.
 
     Necessity holds when the slope's interval lies below 0 and the largest ``k`` is worse than
@@ -142,7 +148,8 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
     softmax and is contradicted when it is worse.  Anything else is inconclusive; a prediction
     with fewer than ``min_pairs`` seed pairs is pending.  The form: both hold -> ``holds``; one holds and
     one is contradicted -> ``mixed``; contradicted and not held -> ``not supported``; else
-    ``inconclusive at this power`` (``pending`` while records are missing).
+    ``inconclusive at this power`` (``pending`` while records are missing).  ``scale`` (the
+    recipe and preset) closes the summary.
     """
     if min_pairs < 2:
         raise ValueError(f"min_pairs={min_pairs}: a paired interval needs at least 2 seed pairs; pass min_pairs >= 2")
@@ -174,8 +181,8 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
         else:
             necessity = "inconclusive"
         texts.append(f"necessity ({necessity}): {slope_txt}; {v.text}")
-        brief.append(f"${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {short(v, 2)}, {sl['slope']:+.2f} points per "
-                     f"doubling of $k$ (necessity {necessity})")
+        brief.append(f"necessity {necessity}: ${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {short(v, 2)}, "
+                     f"{sl['slope']:+.2f} points per doubling of $k${_power(v, necessity)}")
     # sufficiency
     cap = row_of(CAPPED)
     if cap is None or int(cap["n_pairs"]) < min_pairs:
@@ -185,8 +192,11 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
         v = comparison_verdict(cap, name="capped x^3/sqrt(N)", baseline="softmax", alpha=alpha)
         sufficiency = {"equivalent": "holds", "better": "holds", "worse": "contradicted"}.get(v.form, "inconclusive")
         texts.append(f"sufficiency ({sufficiency}): {v.text}")
-        brief.append(f"$x^3/\\sqrt{{N}}$ with rows capped at norm 1 against softmax {short(v, 2)} (sufficiency {sufficiency})")
-    summary = "; ".join(brief) + f" (margin ±{margin:g} points)." if brief else ""
+        brief.append(f"sufficiency {sufficiency}: $x^3/\\sqrt{{N}}$ with rows capped at norm 1 against softmax "
+                     f"{short(v, 2)}, TOST p = {v.tost_p:.2g}{_power(v, sufficiency)}")
+    closing = f"margin $\\pm${margin:g} point{'' if margin == 1 else 's'}" + (f"; {scale}" if scale else "")
+    summary = "; ".join(brief) + f" ({closing})." if brief else ""
+    summary = summary[:1].upper() + summary[1:]
     return Mechanism(necessity, sufficiency, _combine(necessity, sufficiency), "; ".join(texts), summary)
 
 
