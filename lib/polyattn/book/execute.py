@@ -65,11 +65,6 @@ def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_R
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def runs_alone(entry: Entry) -> bool:
-    """Whether a chapter must not share the machine (its metadata ``polyattn.alone``: it times code)."""
-    return bool(read_notebook(entry.source).metadata.get("polyattn", {}).get("alone", False))
-
-
 @contextmanager
 def threads_per_kernel(n: int) -> Iterator[None]:
     """Kernels started inside get ``n`` threads each, unless the caller already set the variables."""
@@ -86,17 +81,17 @@ def threads_per_kernel(n: int) -> Iterator[None]:
 Finished = Callable[[Entry, Path, Optional[str], str, Optional[float]], None]
 
 
-def execute_all(todo: list[tuple[Entry, Path, Optional[str]]], params: dict, cwd: Path, jobs: int,
+def execute_all(todo: list[tuple[Entry, Path, Optional[str], bool]], params: dict, cwd: Path, jobs: int,
                 finished: Finished) -> None:
-    """Execute every ``(entry, output, key)`` of ``todo``: ``jobs`` at a time, each kernel with its
-    share of the cores, then the chapters that run alone, one by one, with all the cores.
+    """Execute every ``(entry, output, key, alone)`` of ``todo``: ``jobs`` at a time, each kernel
+    with its share of the cores, then the chapters that run alone, one by one, with all the cores.
     ``finished(entry, output, key, started_at, seconds)`` is called as each ends (``seconds`` None
     when it failed; calls never overlap).  The first failure is raised once the running chapters
     end; chapters not started by then are not started."""
     lock = threading.Lock()
 
-    def one(item: tuple[Entry, Path, Optional[str]]) -> None:
-        entry, out, key = item
+    def one(item: tuple[Entry, Path, Optional[str], bool]) -> None:
+        entry, out, key, _ = item
         print(f"[book] {entry.name}: executing with preset {params['preset']} ...", flush=True)
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
         try:
@@ -108,7 +103,7 @@ def execute_all(todo: list[tuple[Entry, Path, Optional[str]]], params: dict, cwd
         with lock:
             finished(entry, out, key, stamp, seconds)
 
-    shared = [t for t in todo if jobs > 1 and not runs_alone(t[0])]
+    shared = [t for t in todo if jobs > 1 and not t[3]]
     if len(shared) > 1:
         with threads_per_kernel(max(1, (os.cpu_count() or 1) // jobs)), ThreadPoolExecutor(jobs) as pool:
             futures = [pool.submit(one, t) for t in shared]

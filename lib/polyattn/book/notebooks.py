@@ -81,3 +81,7 @@ def declared_results(nb) -> list[str]:
         value = [value]
     return [str(v) for v in value]
 
+
+def runs_alone(nb) -> bool:
+    """Whether a chapter must not share the machine (notebook metadata ``polyattn.alone``: it times code)."""
+    return bool(nb.metadata.get("polyattn", {}).get("alone", False))

@@ -10,7 +10,7 @@ from .claims import write_findings
 from .common import PRESETS, REPO_ROOT, BookError
 from .execute import execute_all
 from .keys import key_of, key_parts, load_manifest, results_hash, save_manifest
-from .notebooks import check_chapter, declared_results, read_notebook
+from .notebooks import check_chapter, declared_results, read_notebook, runs_alone
 from .site import assemble, build_html
 from .toc import Entry, discover
 
@@ -66,7 +66,7 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     report = RunReport()
     executed: dict[str, Path] = {}
     done: dict[str, tuple[dict, list[str]]] = {}
-    todo: list[tuple[Entry, Path, str]] = []
+    todo: list[tuple[Entry, Path, str, bool]] = []
     for e in entries:
         if e.kind != "notebook":
             continue
@@ -94,7 +94,7 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
             report.cached.append(e.name)
             print(f"[book] {e.name}: cached (executed {rec.get('executed_at')} in {rec.get('seconds', 0):.1f} s)", flush=True)
             continue
-        todo.append((e, out, key))
+        todo.append((e, out, key, runs_alone(nb)))
 
     def finished(e: Entry, out: Path, key: Optional[str], stamp: str, seconds: Optional[float]) -> None:
         ok = seconds is not None
