@@ -6,6 +6,7 @@ GRIDS = {
     "vit_table1": vit.table1,
     "vit_table2": vit.table2,
     "vit_scale": vit.scale_sweep,
+    "vit_table1_unclipped": vit.table1_unclipped,
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
     "vit_norm_intervention": vit.intervention,
@@ -21,6 +22,8 @@ GRIDS = {
     "critique_weight_decay": critiques.weight_decay,
     "critique_powers": critiques.powers,
     "critique_qk_controls": critiques.qk_controls,
+    "critique_weight_decay_unclipped": critiques.weight_decay_unclipped,
+    "critique_qk_controls_unclipped": critiques.qk_controls_unclipped,
     "detection_proxy": detection.detection_proxy,
 }
 

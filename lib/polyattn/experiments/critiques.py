@@ -47,13 +47,32 @@ def _table1_like(preset: str, experiment: str, activation: str, seed: int, **kw)
     return base.replace(experiment=experiment, activation=activation, **{**_PROBES, **kw})
 
 
-def weight_decay(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """Table 1's recipe at each weight decay of :data:`WEIGHT_DECAYS` for three activations."""
+def _experiment(name: str, clip_grad: float | None) -> str:
+    """The grid's experiment name: ``name``, or ``name_unclipped`` when clipping is switched off."""
+    if clip_grad is not None and clip_grad != 0:
+        raise ValueError(f"the critique grids run with Table 1's clipping or without it (clip_grad=0), "
+                         f"not clip_grad={clip_grad}")
+    return name if clip_grad is None else name + "_unclipped"
+
+
+def _clip(clip_grad: float | None) -> dict:
+    return {} if clip_grad is None else {"clip_grad": clip_grad}
+
+
+def weight_decay(preset: str = "book", seeds=None, clip_grad: float | None = None) -> list[TrainConfig]:
+    """Table 1's recipe at each weight decay of :data:`WEIGHT_DECAYS` for three activations
+    (``clip_grad=0``: the same grid without gradient clipping, as its own experiment)."""
     if preset == "paper":
         return vit.paper_configs()
-    return [_table1_like(preset, "critique_weight_decay", act, s, weight_decay=wd)
+    return [_table1_like(preset, _experiment("critique_weight_decay", clip_grad), act, s, weight_decay=wd,
+                         **_clip(clip_grad))
             for wd in WEIGHT_DECAYS for act in WEIGHT_DECAY_ACTIVATIONS
             for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
+
+
+def weight_decay_unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`weight_decay` without gradient clipping."""
+    return weight_decay(preset, seeds, clip_grad=0.0)
 
 
 def powers(preset: str = "book", seeds=None) -> list[TrainConfig]:
@@ -75,12 +94,18 @@ def qk_variants() -> tuple:
             (f"x^3, Q/K init x{gain:g}", "poly:p=3,c=1", {"qk_init_scale": gain}))
 
 
-def qk_controls(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """Table 1's recipe for every variant of :func:`qk_variants` (variant-major order)."""
+def qk_controls(preset: str = "book", seeds=None, clip_grad: float | None = None) -> list[TrainConfig]:
+    """Table 1's recipe for every variant of :func:`qk_variants` (variant-major order;
+    ``clip_grad=0``: the same grid without gradient clipping, as its own experiment)."""
     if preset == "paper":
         return vit.paper_configs()
-    return [_table1_like(preset, "critique_qk_controls", act, s, **fields)
+    return [_table1_like(preset, _experiment("critique_qk_controls", clip_grad), act, s, **fields, **_clip(clip_grad))
             for _, act, fields in qk_variants() for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
+
+
+def qk_controls_unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`qk_controls` without gradient clipping."""
+    return qk_controls(preset, seeds, clip_grad=0.0)
 
 
 def qk_label(record_or_config) -> str:

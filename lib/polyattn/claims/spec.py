@@ -1,0 +1,80 @@
+"""What a registered claim is: its statement, where it comes from, and the comparisons that test it.
+
+A :class:`Comparison` names two arms of stored runs (grid, and the config fields that pick
+each arm), the metric, and what the claim expects of the candidate against the baseline:
+
+``"equivalent"``
+    the candidate matches the baseline within ``margin`` (shown by TOST at ``alpha``);
+``"worse"`` / ``"better"``
+    the candidate differs from the baseline in that direction (paired test, Holm within the
+    claim's family).
+
+A :class:`RegisteredClaim` holds its comparisons, the margin and alpha they share, the Holm
+family (the claim's own comparisons unless ``family`` names a wider one), which tier decides
+the headline when tiers disagree, and where it comes from.  The date a claim's margin and rule
+were fixed is read from the repository history, not typed here (:mod:`polyattn.claims.dates`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+EXPECTATIONS = ("equivalent", "worse", "better")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a comparison: the runs of ``grid`` whose config has these field values."""
+
+    grid: str
+    fields: Mapping[str, object]
+
+    def matches(self, config: Mapping) -> bool:
+        return all(config.get(k) == v for k, v in self.fields.items())
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Candidate against baseline, paired by seed, on one metric."""
+
+    id: str
+    label: str  # in words, for tables ("x³/√N − softmax, unclipped")
+    candidate: Arm
+    baseline: Arm
+    expect: str  # one of EXPECTATIONS
+    metric: str = "test_acc"
+    tier: str = "main"  # which tier of evidence this comparison belongs to
+
+    def __post_init__(self):
+        if self.expect not in EXPECTATIONS:
+            raise ValueError(f"comparison {self.id!r}: expect must be one of {EXPECTATIONS}, got {self.expect!r}")
+
+
+@dataclass(frozen=True)
+class RegisteredClaim:
+    id: str
+    statement: str  # the claim in words (Markdown with maths)
+    source: str  # paper section or reviewer
+    chapter: str  # "NN_name"
+    comparisons: tuple
+    margin: float  # in the metric's display units (points of accuracy, bits/char, ...)
+    alpha: float = 0.05
+    #: the Holm family: None for the claim's own comparisons, else the id of the claim whose
+    #: comparisons form the family
+    family: Optional[str] = None
+    #: the tier that decides the headline when tiers disagree; None: every tier counts
+    deciding_tier: Optional[str] = None
+    #: said when the margin or rule was fixed after some of its runs were seen
+    registered_after: Optional[str] = None
+    notes: tuple = field(default_factory=tuple)
+
+    def __post_init__(self):
+        ids = [c.id for c in self.comparisons]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"claim {self.id!r} has repeated comparison ids")
+        if not self.margin > 0:
+            raise ValueError(f"claim {self.id!r}: the margin must be positive, got {self.margin}")
+
+    @property
+    def grids(self) -> tuple:
+        return tuple(sorted({a.grid for c in self.comparisons for a in (c.candidate, c.baseline)}))
