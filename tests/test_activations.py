@@ -128,3 +128,44 @@ def test_softmax_norm_and_jacobian_bounds(n, scale, seed):
     w = act(s.float())
     assert torch.linalg.norm(w) <= math.sqrt(n) * (1 + 1e-5)
     assert act.jacobian_fro_sq(s.float()).sum().sqrt() <= math.sqrt(n) / 2 * (1 + 1e-5)
+
+
+def _softpick_published(s, mask):
+    """Softpick as its authors compute it, in float64: masked scores set to -inf before the row
+    maximum m, then relu(e^(s-m) - e^-m) / (sum_j |e^(s_j-m) - e^-m| + eps), eps after rescaling."""
+    m = s.masked_fill(~mask, float("-inf")).amax(-1, keepdim=True)
+    d = torch.where(mask, torch.exp(s.masked_fill(~mask, 0.0) - m) - torch.exp(-m), torch.zeros((), dtype=s.dtype))
+    return torch.relu(d) / (d.abs().sum(-1, keepdim=True) + A.SOFTPICK_EPS)
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 8.0])
+def test_softpick_values_and_gradients_match_the_published_formula_in_float64(scale):
+    g = torch.Generator().manual_seed(3)
+    s = torch.randn(4, 6, 9, generator=g, dtype=torch.float64) * scale
+    mask = torch.rand(4, 1, 9, generator=g) > 0.3
+    mask[..., 0] = True
+    mask = mask & torch.ones(6, 9, dtype=torch.bool).tril(2)   # causal-like rows too
+    up = torch.randn(s.shape, generator=g, dtype=torch.float64)
+    ref_s = s.clone().requires_grad_(True)
+    ref = _softpick_published(ref_s, mask)
+    (ref * up).sum().backward()
+    ours_s = s.float().requires_grad_(True)
+    ours = A.get("softpick")(ours_s, mask)
+    (ours * up.float()).sum().backward()
+    torch.testing.assert_close(ours.double(), ref.detach(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(ours_s.grad.double(), ref_s.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("big", [1e2, 1e3, 1e4])
+def test_softpick_stays_finite_up_to_ten_thousand(big):
+    s = (torch.rand(3, 5, 8) * 2 - 1) * big
+    s[0, :, 3] = big                      # a masked score far above the visible ones
+    s[1] = -big + torch.arange(8.0)        # a row of very negative scores
+    mask = torch.ones(3, 5, 8, dtype=torch.bool)
+    mask[0, :, 3] = False
+    mask = mask & torch.ones(5, 8, dtype=torch.bool).tril(3)
+    s.requires_grad_(True)
+    w = A.get("softpick")(s, mask)
+    (w * torch.randn(w.shape)).sum().backward()
+    assert torch.isfinite(w).all() and torch.isfinite(s.grad).all()
+    assert torch.all(w[~mask] == 0) and torch.all(s.grad[~mask] == 0)

@@ -18,7 +18,8 @@ Specs (the spec string is the activation's name in every table, legend and recor
     poly:p=P,c=C       C * s^P  (C may be a fraction, e.g. c=1/14; c=1 is unscaled)
     relu_n             relu(s) / N                         (Wortsman et al. 2023)
     sigmoid            sigmoid(s - log N)                  (Ramapuram et al. 2024)
-    softpick           relu(e^s - 1) / (sum |e^s - 1| + eps)   (Zuhri et al. 2025)
+    softpick           relu(e^s - 1) / (sum |e^s - 1| + eps e^m)   (Zuhri et al. 2025; m the row's
+                       largest visible score: eps is added after rescaling by e^-m, as its authors do)
     ssmax:s=S          softmax((S log N) * s)              (Nakanishi 2025)
     poly_norm:p=P      s^P / sum s^P, P even               (normalised polynomial)
     softmax:k=K        K * softmax(s)                      (the norm intervention: ||A||_F up to K sqrt(N))
@@ -217,13 +218,37 @@ def _sigmoid(params):
 
 
 def _softpick_terms(s, mask):
+    """The terms of Softpick, exponentiating nothing that can overflow, in value or gradient.
+
+    Softpick is relu(e^s - 1) / (sum_j |e^s_j - 1| + eps).  Its authors compute it rescaled by
+    the row's largest visible score m, as relu(e^(s-m) - e^-m) / (sum_j |e^(s_j-m) - e^-m| + eps),
+    with eps added *after* the rescaling; we keep that, so the function is, exactly,
+    relu(e^s - 1) / (sum_j |e^s_j - 1| + eps e^m).  Here the rescaling uses a = max(m, 0), which
+    is the same function (every term and eps e^(m-a) carry the factor e^-a) and keeps e^-a <= 1
+    when every visible score is very negative.  Each difference e^(s-a) - e^-a is computed
+    without cancellation and without an overflowing factor:
+
+        s > 0:   -e^(s-a) * expm1(-s)        (e^(s-a) <= 1, expm1(-s) in (-1, 0))
+        s <= 0:  e^-a * expm1(s)             (both factors in [-1, 1])
+
+    Masked scores are replaced by 0 *before* any exponential (their weight is zeroed anyway),
+    and each branch of a ``torch.where`` only ever sees inputs it can evaluate, so no
+    ``0 * inf`` reaches the backward pass.  Returns (g, diff, den) with g = e^(s-a) (the
+    derivative of each term in its own score), diff the rescaled terms and den the rescaled
+    denominator.
+    """
+    zero = torch.zeros((), dtype=s.dtype, device=s.device)
     m = _masked_fill_min(s, mask).amax(-1, keepdim=True)
-    m = torch.where(torch.isfinite(m) & (m > torch.finfo(s.dtype).min), m, torch.zeros_like(m))
-    e = torch.exp(s - m)            # e^{s - m}
-    em = torch.exp(-m)              # e^{-m}
-    diff = torch.where(mask, e - em, torch.zeros((), device=s.device))
-    den = diff.abs().sum(-1, keepdim=True) + SOFTPICK_EPS
-    return e, diff, den
+    m = torch.where(mask.any(-1, keepdim=True), m, zero)  # a row with no visible key
+    a = m.clamp_min(0)
+    s = torch.where(mask, s, zero)
+    pos = s > 0
+    s_pos, s_neg = torch.where(pos, s, zero), torch.where(pos, zero, s)
+    g = torch.exp(s - a)
+    diff = torch.where(pos, -torch.exp(s_pos - a) * torch.expm1(-s_pos), torch.exp(-a) * torch.expm1(s_neg))
+    diff = torch.where(mask, diff, zero)
+    den = diff.abs().sum(-1, keepdim=True) + SOFTPICK_EPS * torch.exp(m - a)
+    return g, diff, den
 
 
 def _softpick(params):
