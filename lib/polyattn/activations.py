@@ -84,6 +84,9 @@ class Activation:
     pointwise_grad: Optional[Callable[[Tensor, Tensor], Tensor]] = field(default=None, repr=False)
     _rows: Optional[Callable[[Tensor, Tensor, Tensor], Tensor]] = field(default=None, repr=False)
     _jacobian_parts: Optional[Callable] = field(default=None, repr=False)
+    #: the weights are multiplied by a learnable factor per head, held by the attention module
+    #: (:class:`polyattn.attention.Attend`); this object computes them at the factor's initial value 1
+    learned_scale: bool = False
 
     def __call__(self, scores: Tensor, mask: Optional[Tensor] = None, n: Optional[Tensor | float] = None) -> Tensor:
         s, mask, n = _prepare(scores, mask, n)

@@ -16,6 +16,9 @@ has an exact closed-form per-row Jacobian norm.
     invsqrt              (s^2 + e)^-1 / sum_j (s_j^2 + e)^-1, e = 1 (or invsqrt:e=E)
     polyak_sum           s / sum_j |s_j|
     poly_odd:p=P         s |s|^(P-1) / sqrt(N)  (or c * s |s|^(P-1) with c=C): the odd extension of s^P
+    poly_learned:p=P     g_h s^P / sqrt(N), g_h a learnable factor per head initialised at 1 (the
+                         book's parametrisation of a "learned scale": the scale g_h / sqrt(N) starts
+                         at 1/sqrt(N); the paper's own parametrisation is unpublished)
 
 Rows whose normaliser is zero (every visible score a zero of the numerator, e.g. all
 scores <= 0 for relu2_norm) get all-zero weights, as rows with no visible key do.
@@ -336,6 +339,18 @@ def _poly_odd(params):
                       pointwise=pointwise, pointwise_grad=grad)
 
 
+def _poly_learned(params):
+    """x^p / sqrt(N) times a learnable factor per head (see :class:`polyattn.attention.Attend`,
+    which holds the factor); at the factor's initial value 1 this is ``poly:p=P`` exactly."""
+    base = _A.get(f"poly:p={params.get('p', 'missing')}") if "p" in params else None
+    if base is None:
+        raise ValueError("poly_learned needs its power, e.g. 'poly_learned:p=2'. " + _valid_forms())
+    p = int(base.params["p"])
+    return Activation(f"poly_learned:p={p}", "poly_learned", {"p": p}, base.nonnegative, False, True,
+                      f"g_h * s^{p} / sqrt(N), g_h learned per head (initially 1)",
+                      pointwise=base.pointwise, pointwise_grad=base.pointwise_grad, learned_scale=True)
+
+
 def install():
     """Register this module's families into :mod:`polyattn.activations` (which calls it)."""
     _A.register("power_softmax", _power_softmax, {"p"}, ("power_softmax:p=P   (P a positive integer; |s|^P)",))
@@ -348,6 +363,8 @@ def install():
     _A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
     _A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
     _A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
+    _A.register("poly_learned", _poly_learned, {"p"},
+                ("poly_learned:p=P    (P a positive integer; g_h s^P / sqrt(N), g_h learned per head)",))
     _A.register("poly_odd", _poly_odd, {"p", "c"}, ("poly_odd:p=P        (P a positive integer; s |s|^(P-1) / sqrt(N))",))
 
 
@@ -367,6 +384,7 @@ EXTRA_SPECS = (
     "polyak_sum",
     "poly_odd:p=2",
     "poly_odd:p=4",
+    "poly_learned:p=2",
 )
 
 if "power_softmax" not in _A._BUILDERS:

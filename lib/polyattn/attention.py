@@ -57,15 +57,34 @@ def visible_counts(mask: Optional[torch.Tensor], n_k: int, n_mode: str = "row",
 
 
 class Attend(nn.Module):
-    """scores -> weights.  The probe point: a recorder sets ``probed`` and hooks ``forward``."""
+    """scores -> weights.  The probe point: a recorder sets ``probed`` and hooks ``forward``.
 
-    def __init__(self, activation: str):
+    An activation with a learned scale (``poly_learned:p=P``) gets its factor per head here,
+    ``head_scale`` (initialised at 1, a vector, so the optimiser's decay groups leave it
+    undecayed); ``heads`` is then required.
+    """
+
+    def __init__(self, activation: str, heads: Optional[int] = None):
         super().__init__()
         self.activation = _acts.get(activation)
         self.probed = False
+        self.head_scale = None
+        if self.activation.learned_scale:
+            if not heads or heads < 1:
+                raise ValueError(f"activation {self.activation.spec!r} learns a scale per head: give Attend "
+                                 f"the number of heads (Attend({self.activation.spec!r}, heads=H))")
+            self.head_scale = nn.Parameter(torch.ones(heads))
+
+    def scale_heads(self, t: torch.Tensor) -> torch.Tensor:
+        """``t`` ``[B, H, ...]`` times the learned factor of each head (unchanged without one)."""
+        if self.head_scale is None:
+            return t
+        if t.shape[1] != self.head_scale.numel():
+            raise ValueError(f"{self.head_scale.numel()} learned head scales for {t.shape[1]} heads")
+        return t * self.head_scale.view(1, -1, *([1] * (t.dim() - 2))).to(t.dtype)
 
     def forward(self, scores, mask=None, n=None):
-        return self.activation(scores, mask, n)
+        return self.scale_heads(self.activation(scores, mask, n))
 
     def extra_repr(self):
         return f"activation={self.activation.spec!r}"
@@ -73,7 +92,8 @@ class Attend(nn.Module):
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, dim: int, heads: int, activation: str = "softmax", qkv_bias: bool = True,
-                 attn_drop: float = 0.0, proj_drop: float = 0.0, n_mode: str = "row", path: str = "auto"):
+                 attn_drop: float = 0.0, proj_drop: float = 0.0, n_mode: str = "row", path: str = "auto",
+                 qk_norm: bool = False):
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
@@ -84,7 +104,11 @@ class MultiHeadAttention(nn.Module):
         self.heads, self.head_dim = heads, dim // heads
         self.scale = self.head_dim ** -0.5
         self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
-        self.attend = Attend(activation)
+        self.attend = Attend(activation, heads)
+        # QK-norm: a LayerNorm over each head's query and key (Dehghani et al. 2023; Wortsman et al.
+        # 2023 use it to stabilise ReLU/N attention): it bounds the scores themselves.
+        self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
+        self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
         self.attn_drop = nn.Dropout(attn_drop)
         self.proj = nn.Linear(dim, dim)
         self.proj_drop = nn.Dropout(proj_drop)
@@ -105,6 +129,8 @@ class MultiHeadAttention(nn.Module):
             q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
         else:
             q, k, v = self._cross_qkv(x, context)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
         out = attention(q, k, v, self.attend, key_padding_mask=key_padding_mask, causal=causal,
                         n_mode=self.n_mode, path=self.path,
                         dropout=self.attn_drop.p if self.training else 0.0, drop=self.attn_drop)
@@ -135,7 +161,7 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     is active.
     """
     if isinstance(attend, str):
-        attend = Attend(attend)
+        attend = Attend(attend, heads=q.shape[1])
     act = attend.activation
     b, _, n_q, d = q.shape
     n_k = k.shape[2]
@@ -145,10 +171,12 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
         from . import kernels
-        out = kernels.fused_attention(q, k, v, act, key_padding_mask=key_padding_mask, causal=causal,
+        # A learned factor per head multiplies each head's weights, so it multiplies its output too.
+        base = _acts.get(f"poly:p={act.params['p']}") if act.learned_scale else act
+        out = kernels.fused_attention(q, k, v, base, key_padding_mask=key_padding_mask, causal=causal,
                                       n_mode=n_mode, path=path)
         if out is not None:
-            return out
+            return attend.scale_heads(out)
     if path in ("blocked", "linear", "compiled") and not fast_ok:
         raise ValueError(f"path={path!r} cannot be used while the attention matrix is probed or dropped out")
     mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)

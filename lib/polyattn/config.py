@@ -20,6 +20,8 @@ from typing import Any, Mapping, Optional
 from . import activations
 
 AUGMENTS = ("none", "deit")
+#: The ViT sizes of :mod:`polyattn.models.vit` (the only models that take ``qk_norm``).
+_BOOK_VITS = ("micro", "mini", "tiny", "small", "base")
 OPTIMIZERS = ("adamw", "lbfgs", "adamw_lbfgs")
 
 #: Fields the hash always covers (the original set): their values are hashed even when equal
@@ -67,6 +69,7 @@ class TrainConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     qk_init_scale: float = 1.0                 # see polyattn.qk_controls
     qk_weight_decay: Optional[float] = None    # None: the Q/K rows decay like every other weight
+    qk_norm: bool = False                      # LayerNorm on each head's queries and keys (book ViTs)
     # --- not hashed ---
     seed: int = 0
     preset: str = "book"
@@ -98,6 +101,9 @@ class TrainConfig:
             raise ValueError(f"optimizer 'adamw_lbfgs' switches to L-BFGS at lbfgs_from_epoch, which must lie in "
                              f"1..{self.epochs - 1}; got {self.lbfgs_from_epoch}")
 
+        if self.qk_norm and (self.task != "images" or self.model not in _BOOK_VITS):
+            raise ValueError(f"qk_norm is implemented for the book's own ViTs ({', '.join(_BOOK_VITS)}) on the "
+                             f"images task; got task {self.task!r}, model {self.model!r}")
         if not self.qk_init_scale > 0:
             raise ValueError(f"qk_init_scale must be positive, got {self.qk_init_scale}")
         if self.qk_weight_decay is not None and (self.qk_weight_decay < 0 or self.optimizer != "adamw"):

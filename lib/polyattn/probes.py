@@ -182,6 +182,8 @@ def _attn_fro_over_sqrt_n(seen: Seen) -> Tensor:
 
 def _act_jac_fro(seen: Seen) -> Tensor:
     jsq = seen.module.activation.jacobian_fro_sq(seen.scores.detach(), seen.mask, seen.n)   # [B, H, Nq]
+    if seen.module.head_scale is not None:   # a learned factor g_h per head: the Jacobian is g_h times
+        jsq = jsq * seen.module.head_scale.detach().pow(2).view(1, -1, 1)
     return jsq.sum(-1).clamp_min(0).sqrt().mean(0)
 
 

@@ -248,11 +248,21 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
               "n_params": sum(p.numel() for p in model.parameters())}
     if status == "ok" and rank == 0 and hasattr(task, "summarise"):
         record["final"] = task.summarise(model, config, data, device)
+    scales = learned_head_scales(model)
+    if scales:
+        record["learned_head_scales"] = scales
     if epochs_limit is not None and last_epoch < config.epochs:
         record["partial"] = last_epoch
     if return_model:
         record["model"] = model
     return record
+
+
+def learned_head_scales(model) -> list:
+    """The learned factor g_h of every head, one list per attention layer in module order (empty
+    when no activation learns a scale): the scale g_h / sqrt(N) ends this far from 1/sqrt(N)."""
+    return [[float(v) for v in m.head_scale.detach().cpu()] for m in model.modules()
+            if getattr(m, "head_scale", None) is not None]
 
 
 #: The name the image experiments have always used.

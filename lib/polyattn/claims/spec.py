@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 EXPECTATIONS = ("equivalent", "worse", "better")
+#: How a metric is compared: as it is, or as log10 (errors spanning orders of magnitude; the
+#: margin is then a log10 factor).
+TRANSFORMS = ("identity", "log10")
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,13 @@ class Comparison:
     expect: str  # one of EXPECTATIONS
     metric: str = "test_acc"
     tier: str = "main"  # which tier of evidence this comparison belongs to
+    transform: str = "identity"
 
     def __post_init__(self):
         if self.expect not in EXPECTATIONS:
             raise ValueError(f"comparison {self.id!r}: expect must be one of {EXPECTATIONS}, got {self.expect!r}")
+        if self.transform not in TRANSFORMS:
+            raise ValueError(f"comparison {self.id!r}: transform must be one of {TRANSFORMS}, got {self.transform!r}")
 
 
 @dataclass(frozen=True)

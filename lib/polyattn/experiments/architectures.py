@@ -75,6 +75,21 @@ def table2(preset: str = "book", seeds=None, device: str = "cuda") -> list[Train
     return out
 
 
+#: Critique 9: on ImageNet x/14 is below x^3/14 for ViT but best for DeiT.  The same linear row
+#: on the book's ViT and DeiT, as its own experiment (Table 2's family of comparisons is unchanged).
+LINEAR_ARCHITECTURES = ("vit", "deit")
+LINEAR_FIXED = "poly:p=1,c=1/14"
+
+
+def table2_linear(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """x/14 on the book's ViT and DeiT at Table 2's scale and seeds (book and smoke presets)."""
+    if preset == "paper":
+        return []
+    return [TrainConfig(experiment="architectures_linear", preset=preset, activation=LINEAR_FIXED, seed=s,
+                        **{**_COMMON, **_SCALE[preset], **BOOK_ARCHITECTURES[arch]})
+            for arch in LINEAR_ARCHITECTURES for s in seeds_for(preset, seeds)]
+
+
 def architecture(config) -> str:
     """The architecture ("vit", "deit", "swin", "xcit") of a config of this grid (a TrainConfig or a
     record's config dict)."""

@@ -108,6 +108,19 @@ def qk_controls_unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]
     return qk_controls(preset, seeds, clip_grad=0.0)
 
 
+#: QK-norm (LayerNorm on each head's queries and keys), unclipped, at Table 1's recipe and its 5 seeds:
+#: the unscaled x^3 and x^3/sqrt(N) with it, and softmax with it as the control.
+QK_NORM_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
+
+
+def qk_norm(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """Table 1's recipe without clipping, with QK-norm, for :data:`QK_NORM_ACTIVATIONS` (5 seeds)."""
+    if preset == "paper":
+        return vit.paper_configs()
+    return [_table1_like(preset, "critique_qk_norm", act, s, qk_norm=True, clip_grad=0.0)
+            for act in QK_NORM_ACTIVATIONS for s in seeds_for(preset, seeds, vit.TABLE1_SEEDS)]
+
+
 def qk_label(record_or_config) -> str:
     """The ``qk_controls`` variant a record (or config) belongs to."""
     get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)

@@ -233,6 +233,23 @@ def lra(preset: str = "book", seeds=None, tasks=LRA_TASKS) -> list[TrainConfig]:
     return out
 
 
+#: The negative results made sure: ListOps at five times its book steps, Retrieval at twice,
+#: for softmax, x^3/sqrt(N) and x^3/14.
+LONG_TASKS = {"listops": 5, "retrieval": 2}
+LONG_VARIANTS = ("softmax", "poly:p=3", "poly:p=3,c=1/14")
+
+
+def lra_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`lra` for :data:`LONG_TASKS` and :data:`LONG_VARIANTS` with the epochs multiplied
+    (book; smoke unchanged), as its own experiment."""
+    out = []
+    for c in lra(preset, seeds, tasks=tuple(LONG_TASKS)):
+        if c.activation in LONG_VARIANTS and c.n_mode == "row":
+            factor = LONG_TASKS[c.dataset] if preset == "book" else 1
+            out.append(c.replace(experiment="lra_long", epochs=c.epochs * factor))
+    return out
+
+
 #: Pathfinder's budget check: (label, model, extra generator options).  The book's softmax
 #: transformer trained on more images, on the book's images and on images without distractor
 #: snakes, beside the attention-free :class:`~polyattn.models.seq_classifier.PixelCNN` on the

@@ -222,6 +222,22 @@ def physics(preset: str = "book", seeds=None, pdes=None) -> list[TrainConfig]:
             if s in per_label[label]]
 
 
+#: The negative result made sure: convection at 500 L-BFGS steps (the book's 160; the published
+#: 500), softmax and x^3/sqrt(N), 3 seeds.
+LONG_STEPS = {"convection": 500}
+LONG_VARIANTS = ("softmax", "x^3/sqrt(N)")
+
+
+def physics_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:data:`LONG_VARIANTS` on the problems of :data:`LONG_STEPS` at those steps (book; smoke:
+    the preset's steps), as its own experiment."""
+    if check(preset) == "paper":
+        return []
+    return [config_for(preset, pde, label, s, steps=steps if preset == "book" else None)
+            .replace(experiment="physics_long")
+            for s in seeds_for(preset, seeds) for pde, steps in LONG_STEPS.items() for label in LONG_VARIANTS]
+
+
 def variant_label(record_or_config) -> str:
     """The chapter's label of a record's (or config's) variant."""
     cfg = record_or_config.get("config", record_or_config) if isinstance(record_or_config, dict) else record_or_config

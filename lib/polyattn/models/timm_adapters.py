@@ -236,7 +236,7 @@ def adapt(model: nn.Module, activation: str = "softmax", n_mode: str = "row", n_
         if base not in _ADAPTED or (base is _TimmClassAttn and not class_attention):
             continue
         m.__class__ = _ADAPTED[base]
-        m.attend = Attend(activation)
+        m.attend = Attend(activation, heads=getattr(m, "num_heads", None))
         m.n_mode = n_mode
         if base is _TimmXCA:
             m.n_rule = n_rule or "channels"

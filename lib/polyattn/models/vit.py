@@ -23,7 +23,8 @@ VIT_SIZES = {
 
 class ViT(nn.Module):
     def __init__(self, image_size=28, patch_size=4, in_chans=1, num_classes=10, dim=64, depth=4, heads=4,
-                 mlp_ratio=4.0, pool="cls", drop_path=0.0, activation="softmax", n_mode="row", path="auto"):
+                 mlp_ratio=4.0, pool="cls", drop_path=0.0, activation="softmax", n_mode="row", path="auto",
+                 qk_norm: bool = False):
         super().__init__()
         if image_size % patch_size:
             raise ValueError(f"image_size ({image_size}) must be divisible by patch_size ({patch_size})")
@@ -35,7 +36,7 @@ class ViT(nn.Module):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if pool == "cls" else None
         n_tokens = self.num_patches + (pool == "cls")
         self.pos_embed = nn.Parameter(torch.zeros(1, n_tokens, dim))
-        self.blocks = Encoder(dim, depth, heads, activation, mlp_ratio, drop_path, n_mode, path)
+        self.blocks = Encoder(dim, depth, heads, activation, mlp_ratio, drop_path, n_mode, path, qk_norm=qk_norm)
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, num_classes)
         nn.init.trunc_normal_(self.pos_embed, std=0.02)

@@ -99,7 +99,8 @@ class ImageClassification:
                               activation=config.activation, n_mode=config.n_mode, n_rule=config.options.get("n_rule"))
         return build_vit(config.model, image_size=config.image_size, patch_size=config.patch_size,
                          in_chans=in_chans, num_classes=data.num_classes, pool=config.pool,
-                         drop_path=config.drop_path, activation=config.activation, n_mode=config.n_mode)
+                         drop_path=config.drop_path, activation=config.activation, n_mode=config.n_mode,
+                         qk_norm=config.qk_norm)
 
     def steps_per_epoch(self, config, data) -> int:
         if isinstance(data, _Streamed):
