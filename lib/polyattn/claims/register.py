@@ -141,6 +141,8 @@ QUADRATIC = RegisteredClaim(
     ),
     margin=1.0,
     deciding_tier="converged",
+    registered_after="the Table 1 analogue's x²/√N and softmax runs were stored before this claim was registered; "
+                     "the learned-scale and converged comparisons were registered before their runs",
 )
 
 CONVERGED_SCALE_NEEDED = RegisteredClaim(

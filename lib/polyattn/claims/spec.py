@@ -72,6 +72,12 @@ class RegisteredClaim:
     deciding_tier: Optional[str] = None
     #: said when the margin or rule was fixed after some of its runs were seen
     registered_after: Optional[str] = None
+    #: the chance level of the task in the metric's display unit (majority-class rate of the test
+    #: data), and the band around it within which an arm counts as not having learned
+    chance: Optional[float] = None
+    chance_band: float = 2.0
+    #: the data, model and scale, in words, for every table and sentence that states the verdict
+    scale: str = ""
     notes: tuple = field(default_factory=tuple)
 
     def __post_init__(self):

@@ -1,0 +1,44 @@
+"""When each claim was registered, read from the repository history, against when its runs started.
+
+A claim is registered by the commit that first wrote its id into :mod:`polyattn.claims.register`;
+a claim registered after some of its runs were seen must say so (``registered_after``), and its
+verdict row carries that note.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+from ..results import REPO_ROOT, git
+
+REGISTER_FILE = "lib/polyattn/claims/register.py"
+
+
+def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:
+    """The commit time of the first commit that wrote ``"claim_id"`` into the register (None
+    without git or history; a claim not yet committed has none either)."""
+    out = git("log", "--reverse", "--format=%cI", "-S", f'"{claim_id}"', "--", REGISTER_FILE, root=root)
+    if not out:
+        return None
+    return datetime.fromisoformat(out.splitlines()[0].strip())
+
+
+def _first_start(runs) -> Optional[datetime]:
+    times = [datetime.fromisoformat(r["provenance"]["started"]) for r in runs.records.values()
+             if r.get("provenance", {}).get("started")]
+    return min(times) if times else None
+
+
+def first_observable(claim) -> Optional[datetime]:
+    """When the first of a claim's comparisons could first be seen: for each comparison, the time
+    both of its arms had a run started (the later of the two arms' first starts); the earliest
+    of these over the claim.  None when no comparison has runs in both arms."""
+    from .evaluate import arm_runs
+
+    seen = []
+    for comp in claim.comparisons:
+        a, b = _first_start(arm_runs(comp.candidate)), _first_start(arm_runs(comp.baseline))
+        if a is not None and b is not None:
+            seen.append(max(a, b))
+    return min(seen) if seen else None
