@@ -15,6 +15,13 @@ On attention weights ``[..., N_q, N_k]`` (any activation, signed weights allowed
 
 and a paired bootstrap over test images for "which model loses more accuracy under a
 perturbation" (:func:`paired_drop_difference`).
+
+The short retrainings' measurements, stored in their records (``critique_short_retrain``,
+:func:`polyattn.attention_maps.measure`), read back:
+
+    short_accuracy(records); short_gradients(records)   # accuracy by activation; gradient rows
+    short_outliers(records)                           # outlier table and per-image correctness
+    short_maps(records)                               # CLS maps, negative share, attention distance
 """
 from __future__ import annotations
 
@@ -223,3 +230,54 @@ def paired_drop_difference(a_clean, a_perturbed, b_clean, b_perturbed, n_boot: i
     lo, hi = np.quantile(boots, [a, 1 - a]) if n_boot else (np.nan, np.nan)
     return {"drop_a": float((arrs[0] - arrs[1]).mean() * 100), "drop_b": float((arrs[2] - arrs[3]).mean() * 100),
             "diff": float(per_image.mean() * 100), "ci_low": float(lo), "ci_high": float(hi), "n_images": n}
+
+
+# --- the short retrainings' stored measurements (``critique_short_retrain``) ---------------------
+
+def _measured(records, key: str) -> list:
+    """The records that carry ``final[key]`` (a diverged run stores no measurements)."""
+    return [r for r in records if r.get("status") == "ok" and key in (r.get("final") or {})]
+
+
+def short_accuracy(records) -> dict:
+    """Test accuracy (%) at the end of each run, by activation; NaN for a diverged run."""
+    return {r["config"]["activation"]: (100 * float(r["metrics"][-1]["test_acc"])
+                                        if r.get("status") == "ok" and r.get("metrics") else float("nan"))
+            for r in records}
+
+
+def short_gradients(records) -> pd.DataFrame:
+    """The stored gradients through the activation (``final["gradients"]``), one row per
+    activation, state (``"initialisation"``, ``"trained"``) and layer, with the columns of
+    :func:`polyattn.model_checks.activation_gradients`."""
+    rows = [{**row, "activation": r["config"]["activation"]}
+            for r in _measured(records, "gradients") for row in r["final"]["gradients"]["rows"]]
+    return pd.DataFrame(rows)
+
+
+def short_outliers(records) -> tuple[pd.DataFrame, dict]:
+    """The stored outlier sweeps (``final["outliers"]``): a table with one row per activation,
+    place, factor and layer (``accuracy`` in %, ``token_share``, ``uniform_share``), and the
+    per-image correctness ``{(activation, place): {factor: bool array}}`` for paired comparisons."""
+    tables, correct = [], {}
+    for r in _measured(records, "outliers"):
+        o, act = r["final"]["outliers"], r["config"]["activation"]
+        tables.append(pd.DataFrame(o["table"]).assign(activation=act))
+        for where, strings in o["correct"].items():
+            correct[(act, where)] = {float(f): np.frombuffer(s.encode(), dtype=np.uint8) == ord("1")
+                                     for f, s in zip(o["factors"], strings)}
+    return (pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()), correct
+
+
+def short_maps(records) -> dict:
+    """The stored maps (``final["maps"]``) by activation: ``cls`` as an array ``[L, B, H, g, g]``,
+    ``negative_mass_share`` ``[L]`` and ``attention_distance`` ``[L, H]`` as arrays, ``layers``
+    (0-based), ``grid``, ``n_images`` and ``n_test``."""
+    out = {}
+    for r in _measured(records, "maps"):
+        m = r["final"]["maps"]
+        out[r["config"]["activation"]] = {
+            **m, "cls": np.asarray(m["cls"], dtype=float),
+            "negative_mass_share": np.asarray(m["negative_mass_share"], dtype=float),
+            "attention_distance": np.asarray(m["attention_distance"], dtype=float)}
+    return out

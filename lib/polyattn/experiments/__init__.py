@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, critiques, detection, lra, mqar, physics, vit
+from . import architectures, causal, critiques, detection, lra, mqar, physics, short_retrain, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -30,7 +30,9 @@ GRIDS = {
     "critique_weight_decay_unclipped": critiques.weight_decay_unclipped,
     "critique_qk_controls_unclipped": critiques.qk_controls_unclipped,
     "critique_qk_norm": critiques.qk_norm,
+    "critique_short_retrain": short_retrain.short_retrain,
     "detection_proxy": detection.detection_proxy,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "short_retrain",
+           "vit"]

@@ -3,9 +3,11 @@
 Data: Fashion-MNIST in memory (fixed seeded subsets) or, for the paper preset, a dataset
 streamed from disk through DataLoaders sharded across ranks.  Loss: cross-entropy (with
 label smoothing); training statistics: loss and accuracy; evaluation: test loss and
-accuracy.  The sequence length is the patch count plus the CLS token.  A config whose
-``model`` is ``"timm:NAME"`` trains a timm model instead (:mod:`polyattn.models.timm_zoo`;
-``options["n_rule"]`` chooses XCiT's N), whose N is the architecture's own.
+accuracy; at the end of a run, the measurements ``options["measure"]`` asks for
+(:func:`polyattn.attention_maps.measure`, stored as ``record["final"]``).  The sequence
+length is the patch count plus the CLS token.  A config whose ``model`` is ``"timm:NAME"``
+trains a timm model instead (:mod:`polyattn.models.timm_zoo`; ``options["n_rule"]`` chooses
+XCiT's N), whose N is the architecture's own.
 """
 from __future__ import annotations
 
@@ -108,7 +110,13 @@ class ImageClassification:
         return len(data.train_y) // config.batch_size
 
     def prepare(self, config, data):
-        """Per-run state built after the model (the augmentation draws from the global RNG)."""
+        """Per-run state built after the model (the augmentation draws from the global RNG).
+
+        Also checks ``options["measure"]`` before training, not after it
+        (:func:`polyattn.attention_maps.check_measure`)."""
+        from ..attention_maps import check_measure
+
+        check_measure(config)
         if config.augment == "deit" and not isinstance(data, _Streamed):
             from ..data.augment import DeiTAugment
 
@@ -139,6 +147,15 @@ class ImageClassification:
         loss = F.cross_entropy(logits, batch.target, label_smoothing=config.label_smoothing)
         return loss, {"train_loss": loss.item() * batch.size,
                       "train_acc": (logits.argmax(-1) == batch.label).sum().item()}
+
+    def summarise(self, model, config, data, device) -> dict:
+        """``record["final"]``: the end-of-run measurements ``options["measure"]`` asks for
+        (:func:`polyattn.attention_maps.measure`), ``{}`` when it asks for none."""
+        if not (config.options or {}).get("measure"):
+            return {}
+        from ..attention_maps import measure
+
+        return measure(model, config, data, device)
 
     @torch.no_grad()
     def evaluate(self, model, config, data, device, batch_size: int = 500) -> dict:
