@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .answer import write_answer
 from .claims import write_findings
 from .common import PRESETS, REPO_ROOT, BookError
 from .execute import execute_all
@@ -130,6 +131,8 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
                   "`python -m polyattn.book --preset book` without --chapters once", flush=True)
         elif write_findings(executed, root, root / VERDICTS_FILE):
             print(f"[book] findings written to {VERDICTS_FILE} and README.md", flush=True)
+        if write_answer(root):
+            print("[book] the answer block of README.md rewritten from the claim register", flush=True)
     if html:
         src = assemble(entries, executed, build_root, root)
         report.html = build_html(src, build_root, strict=strict)

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from .answer import ANSWER_MARKER, intro_answer
 from .claims import verdict_table
 from .common import REPO_ROOT, BookError
 from .status import records_markdown, status_markdown
@@ -99,6 +100,8 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
         else:
             text = e.source.read_text(encoding="utf-8")
             text = _replace_marker(text, VERDICT_MARKER, verdicts)
+            if ANSWER_MARKER in text:
+                text = _replace_marker(text, ANSWER_MARKER, intro_answer((src / e.docname).parent))
             text = _replace_marker(text, STATUS_MARKER, status)
             text = _replace_marker(text, ENVIRONMENT_MARKER, env)
             if RECORDS_MARKER in text:

@@ -12,13 +12,20 @@ from typing import Optional
 
 from ..results import REPO_ROOT, git
 
-REGISTER_FILE = "lib/polyattn/claims/register.py"
+REGISTER_FILES = ("lib/polyattn/claims/register.py", "lib/polyattn/claims/register_book.py")
 
 
 def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:
-    """The commit time of the first commit that wrote ``"claim_id"`` into the register (None
-    without git or history; a claim not yet committed has none either)."""
-    out = git("log", "--reverse", "--format=%cI", "-S", f'"{claim_id}"', "--", REGISTER_FILE, root=root)
+    """The commit time of the first commit that wrote ``"claim_id"`` into the register, or of the
+    claim's ``margin_commit`` when its margin predates the register (None without git or history;
+    a claim not yet committed has none either)."""
+    from .register import REGISTER
+
+    claim = REGISTER.get(claim_id)
+    if claim is not None and claim.margin_commit:
+        out = git("show", "-s", "--format=%cI", claim.margin_commit, root=root)
+        return datetime.fromisoformat(out.strip()) if out else None
+    out = git("log", "--reverse", "--format=%cI", "-S", f'"{claim_id}"', "--", *REGISTER_FILES, root=root)
     if not out:
         return None
     return datetime.fromisoformat(out.splitlines()[0].strip())
@@ -38,7 +45,8 @@ def first_observable(claim) -> Optional[datetime]:
 
     seen = []
     for comp in claim.comparisons:
-        a, b = _first_start(arm_runs(comp.candidate)), _first_start(arm_runs(comp.baseline))
+        a = _first_start(arm_runs(comp.candidate, pool_over=comp.pool_over))
+        b = _first_start(arm_runs(comp.baseline, pool_over=comp.pool_over))
         if a is not None and b is not None:
             seen.append(max(a, b))
     return min(seen) if seen else None

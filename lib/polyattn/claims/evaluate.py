@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..analysis.stats import holm, minimal_detectable_effect, t_interval, tost
+from ..analysis.stats import holm, minimal_detectable_effect
 from . import rule
 from .register import REGISTER
 from .register import claim as _claim
@@ -42,11 +42,12 @@ def _metric_spec(record: dict, metric: str) -> dict:
 @dataclass
 class ArmRuns:
     planned: int
-    records: dict  # seed -> record (valid evidence)
+    records: dict  # (cell, seed) -> record (valid evidence); cell = the pooled fields' values
 
 
-def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book") -> ArmRuns:
-    """The stored runs of one arm: the grid's configs that match its fields, loaded when stored."""
+def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book", pool_over: tuple = ()) -> ArmRuns:
+    """The stored runs of one arm: the grid's configs that match its fields, loaded when stored,
+    keyed by (the values of the ``pool_over`` fields, seed)."""
     from ..experiments import GRIDS
     from ..results import InvalidRecord, load, record_path
 
@@ -58,8 +59,9 @@ def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book") -> Arm
         path = record_path(c, root)
         if not path.exists():
             continue
+        key = (tuple(str(getattr(c, f)) for f in pool_over), c.seed)
         try:
-            out[c.seed] = load(path, c, evidence=root is None or preset != "smoke")
+            out[key] = load(path, c, evidence=root is None or preset != "smoke")
         except InvalidRecord:
             continue
     return ArmRuns(len(configs), out)
@@ -109,7 +111,8 @@ class ComparisonResult:
 def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset: str = "book",
             chance: Optional[float] = None, band: float = 2.0) -> ComparisonResult:
     """Paired statistics of one comparison (Holm and the outcome are filled in by :func:`evaluate`)."""
-    cand, base = arm_runs(comp.candidate, root, preset), arm_runs(comp.baseline, root, preset)
+    cand = arm_runs(comp.candidate, root, preset, comp.pool_over)
+    base = arm_runs(comp.baseline, root, preset, comp.pool_over)
     spec_rec = next(iter(cand.records.values()), None) or next(iter(base.records.values()), None)
     spec = _metric_spec(spec_rec, comp.metric) if spec_rec else {"scale": 1.0, "unit": "", "higher_is_better": True}
     unit = "log10" if comp.transform == "log10" else ("points" if spec.get("unit") == "%" else spec.get("unit", ""))
@@ -119,24 +122,50 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
     c_vals = _display(np.array([final_value(cand.records[s], comp.metric) for s in ok]), spec, comp.transform)
     b_vals = _display(np.array([final_value(base.records[s], comp.metric) for s in ok]), spec, comp.transform)
     d = c_vals - b_vals
+    cells = [k[0] for k in ok]
     n = len(d)
-    mean, lo, hi = t_interval(d) if n else (math.nan, math.nan, math.nan)
-    t_p, tost_p, eq, mde, lo90, hi90 = math.nan, math.nan, False, math.nan, math.nan, math.nan
-    if n >= 2:
-        from scipy import stats
-
-        sd = float(np.std(d, ddof=1))
-        if sd > 0:
-            t_p = float(stats.ttest_1samp(d, 0.0).pvalue)
-        t = tost(d, margin)
-        tost_p, eq, lo90, hi90 = t["p"], t["equivalent"], t["ci_low"], t["ci_high"]
-        mde = minimal_detectable_effect(sd, n)
+    mean, lo, hi, lo90, hi90, t_p, tost_p, eq, mde = paired_summary(d, cells, margin)
     res = ComparisonResult(comp, n, min(cand.planned, base.planned), diverged, unit,
                            bool(spec.get("higher_is_better", True)),
                            float(np.mean(c_vals)) if n else math.nan, float(np.mean(b_vals)) if n else math.nan,
-                           mean, lo, hi, lo90, hi90, t_p, tost_p, eq, mde, differences=d.tolist(), seeds=ok)
+                           mean, lo, hi, lo90, hi90, t_p, tost_p, eq, mde, differences=d.tolist(),
+                           seeds=[k[1] for k in ok])
+    chance = comp.chance if comp.chance is not None else chance
+    res.margin = margin
     res._at_chance = (_at_chance(c_vals, chance, band), _at_chance(b_vals, chance, band))
     return res
+
+
+def paired_summary(d: np.ndarray, cells: list, margin: float, alpha: float = 0.05) -> tuple:
+    """(mean, 95% low, high, 90% low, high, t-test p, TOST p, equivalent, detectable effect) of
+    paired differences; with several cells, each cell's mean is removed from the spread (fixed
+    effects, ``n - cells`` degrees of freedom) and the estimate is the mean over all pairs."""
+    from scipy import stats
+
+    n = len(d)
+    nan = math.nan
+    if n == 0:
+        return nan, nan, nan, nan, nan, nan, nan, False, nan
+    mean = float(np.mean(d))
+    k = len(set(cells)) or 1
+    df = n - k
+    if df < 1:
+        return mean, nan, nan, nan, nan, nan, nan, False, nan
+    resid = d.copy()
+    for cell in set(cells):
+        idx = [i for i, c in enumerate(cells) if c == cell]
+        resid[idx] = d[idx] - d[idx].mean()
+    sd = float(math.sqrt((resid ** 2).sum() / df))
+    se = sd / math.sqrt(n)
+    half95 = float(stats.t.ppf(0.975, df) * se)
+    half90 = float(stats.t.ppf(1 - alpha, df) * se)
+    if se > 0:
+        t_p = float(2 * stats.t.sf(abs(mean) / se, df))
+        tost_p = float(max(stats.t.sf((mean + margin) / se, df), stats.t.cdf((mean - margin) / se, df)))
+    else:
+        t_p, tost_p = (0.0 if mean != 0 else 1.0), (0.0 if abs(mean) < margin else 1.0)
+    mde = minimal_detectable_effect(sd, n, df=df)
+    return mean, mean - half95, mean + half95, mean - half90, mean + half90, t_p, tost_p, bool(tost_p < alpha), mde
 
 
 def _at_chance(values: np.ndarray, chance: Optional[float], band: float) -> bool:

@@ -48,6 +48,11 @@ class Comparison:
     metric: str = "test_acc"
     tier: str = "main"  # which tier of evidence this comparison belongs to
     transform: str = "identity"
+    #: config fields whose cells are pooled: pairs are formed within each cell, and the estimate
+    #: removes each cell's mean (fixed effects; ``n - cells`` degrees of freedom)
+    pool_over: tuple = ()
+    #: this comparison's chance level, when it differs from the claim's (tasks of one benchmark)
+    chance: Optional[float] = None
 
     def __post_init__(self):
         if self.expect not in EXPECTATIONS:
@@ -78,6 +83,9 @@ class RegisteredClaim:
     chance_band: float = 2.0
     #: the data, model and scale, in words, for every table and sentence that states the verdict
     scale: str = ""
+    #: the commit that first fixed this margin in a chapter or analysis module, for claims whose
+    #: margin predates the register (the registration date is then that commit's)
+    margin_commit: Optional[str] = None
     notes: tuple = field(default_factory=tuple)
 
     def __post_init__(self):

@@ -1,0 +1,149 @@
+"""The book's answer on one screen: the register's verdicts as a compact table, the forest plot of
+every polynomial-against-softmax comparison, the findings the book's own data show most clearly,
+and the legend of every verdict word.  The intro page and the README lead with it; both are
+written from the stored records through :mod:`polyattn.claims`, never by hand.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .common import REPO_ROOT
+
+ANSWER_MARKER = "% polyattn:answer"
+ANSWER_START = "<!-- answer: written by `python -m polyattn.book` from the claim register; do not edit -->"
+ANSWER_END = "<!-- end of answer -->"
+FOREST_FILE = "answer_forest.png"
+
+#: Verdict words the chapters use besides those of the register's rule.
+CHAPTER_FORMS = {
+    "holds with a corrected constant": "the statement is true, but with a different constant from the paper's",
+    "holds only under its assumptions": "true where the paper's assumptions hold, and shown to fail or change "
+                                        "outside them",
+    "fails": "the statement is false on the book's data",
+    "worse": "the candidate is worse than the baseline (an interval that excludes zero, Holm-corrected)",
+    "better": "the candidate is better than the baseline (likewise)",
+    "measured": "a quantity measured and reported, with no claim to accept or reject",
+}
+
+
+def legend_markdown() -> str:
+    from ..claims.rule import LEGEND
+
+    items = {**LEGEND, **CHAPTER_FORMS}
+    return "\n".join(f"- **{k}**: {v}." for k, v in items.items())
+
+
+def last_probe(record: dict, metric: str) -> float:
+    """A probe metric at a run's last probe step, averaged over layers and heads."""
+    rows = [p for p in record.get("probes") or [] if p["metric"] == metric]
+    if not rows:
+        return math.nan
+    last = max(p["step"] for p in rows)
+    vals = [p["value"] for p in rows if p["step"] == last]
+    return sum(vals) / len(vals)
+
+
+def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
+    """||A||_F / sqrt(N) at the last probe, per stored run of softmax and x^3/sqrt(N) in ``grid``."""
+    from ..claims.evaluate import arm_runs
+    from ..claims.spec import Arm
+
+    out = {}
+    for act in ("softmax", "poly:p=3"):
+        runs = arm_runs(Arm(grid, {"activation": act})).records
+        out[act] = [last_probe(r, "attn_fro_over_sqrt_n") for r in runs.values() if r["status"] == "ok"]
+    return out
+
+
+def findings_markdown(verdicts: dict) -> str:
+    """The findings the book's data show most clearly, as Markdown bullets with their numbers."""
+    from ..claims.report import estimate_cell, fixed
+
+    lines = []
+    conv, t1 = norm_regime("vit_converged"), norm_regime("vit_table1")
+    parity = verdicts.get("table_parity")
+    conv_cmp = next((r for r in parity.comparisons if r.comparison.tier == "converged"), None) if parity else None
+    if conv["poly:p=3"] and conv["softmax"] and conv_cmp is not None and conv_cmp.n >= 2:
+        above = sum(v > 1 for v in conv["poly:p=3"])
+        lines.append(
+            f"- **Trained $x^3/\\sqrt{{N}}$ does not keep $\\lVert A \\rVert_F$ where softmax keeps it.** At the last "
+            f"probe of the converged tier $\\lVert A\\rVert_F/\\sqrt{{N}}$ is {fixed(min(conv['poly:p=3']), 2)} to "
+            f"{fixed(max(conv['poly:p=3']), 2)} over its {len(conv['poly:p=3'])} runs (above softmax's bound of 1 in "
+            f"{above}) against {fixed(min(conv['softmax']), 2)} to {fixed(max(conv['softmax']), 2)} for softmax, and "
+            f"{fixed(sum(t1['poly:p=3']) / max(1, len(t1['poly:p=3'])), 2)} on average in the Table 1 analogue; yet "
+            f"its converged accuracy differs from softmax's by {estimate_cell(conv_cmp)}. Similar accuracy does "
+            f"not come from a similar norm.")
+    for cid, text in (("mqar", "**On associative recall (MQAR) every cubic variant stays behind softmax.**"),
+                      ("nope_lm", "**Without position encodings the cubic language models are worse than "
+                                  "softmax.**")):
+        v = verdicts.get(cid)
+        if v is None:
+            continue
+        done = [r for r in v.comparisons if r.n >= 2]
+        if not done:
+            continue
+        parts = "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs, Holm p {_p(r.holm_p)})"
+                          for r in done)
+        lines.append(f"- {text} {parts} ({v.claim.scale}).")
+    return "\n".join(lines)
+
+
+def _p(p: float) -> str:
+    from ..claims.report import p_value
+
+    s = p_value(p)
+    return s if s.startswith("<") else f"= {s}"
+
+
+def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
+    """The README's answer block (and, with ``links``, the intro's table part)."""
+    from ..claims.evaluate import evaluate_all
+    from ..claims.report import answer_markdown
+
+    verdicts = evaluate_all() if verdicts is None else verdicts
+    table = answer_markdown(verdicts, links=links)
+    note = ("Each row is a claim of the paper or of its reviewers, computed from the stored `book`-preset records "
+            "by one rule (the legend below); † marks a claim whose margin or rule was fixed after some of its "
+            "runs were seen.")
+    return f"{note}\n\n{table}\n\n{findings_markdown(verdicts)}"
+
+
+def intro_answer(src: Path, verdicts: dict | None = None) -> str:
+    """The intro's answer (table with links, forest plot written next to the page, findings, legend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ..claims.evaluate import evaluate_all
+    from ..claims.report import forest_plot
+
+    verdicts = evaluate_all() if verdicts is None else verdicts
+    fig = forest_plot(verdicts)
+    fig.savefig(Path(src) / FOREST_FILE, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    figure = ("```{figure} " + FOREST_FILE + "\n:name: answer-forest\n:width: 100%\n\n"
+              "Every comparison of a polynomial with softmax that the book has stored, in units of its claim's "
+              "margin (right: the polynomial did better).  Green bars sit inside the margin; orange ones show "
+              "the polynomial worse; grey ones cannot tell at these seeds.\n```")
+    return f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n**What the verdict words mean.**\n\n{legend_markdown()}\n"
+
+
+def replace_answer(readme_text: str, block: str) -> str:
+    if ANSWER_START not in readme_text or ANSWER_END not in readme_text:
+        raise ValueError(f"README.md has no answer markers; add the lines {ANSWER_START!r} and {ANSWER_END!r}")
+    head, rest = readme_text.split(ANSWER_START, 1)
+    _, tail = rest.split(ANSWER_END, 1)
+    return f"{head}{ANSWER_START}\n{block}\n{ANSWER_END}{tail}"
+
+
+def write_answer(root: Path = REPO_ROOT) -> bool:
+    """Write the README's answer block from the stored records; True when it changed."""
+    readme = Path(root) / "README.md"
+    text = readme.read_text()
+    new = replace_answer(text, answer_block())
+    if new != text:
+        readme.write_text(new)
+        return True
+    return False

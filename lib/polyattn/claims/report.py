@@ -1,0 +1,225 @@
+"""What the register's verdicts look like on a page: the answer table, one sentence per claim, a
+table per claim, and the forest plot of every polynomial-against-softmax comparison.
+
+Numbers follow one policy (:func:`number`): about three significant figures, signs on
+differences, intervals in brackets in one cell.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Optional
+
+from .evaluate import ClaimVerdict, ComparisonResult
+
+#: The claims of the answer table, in the order a reader asks them (those with stored runs).
+HEADLINE = ("table_parity", "converged_scale_needed", "quadratic", "unclipped_scale_needed", "clipping_as_alternative",
+            "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
+            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long")
+
+#: The chapter each claim's section lives in, for links.
+CHAPTER_TITLES = {"04_vit": "chapter 04", "05_lra": "chapter 05", "06_physics": "chapter 06",
+                  "07_causal": "chapter 07", "09_critiques": "chapter 09", "10_architectures": "chapter 10"}
+
+
+def number(x: float, digits: int = 3, signed: bool = False) -> str:
+    """``x`` to about ``digits`` significant figures (at most two decimals for values above 1),
+    with a sign when ``signed``; "n/a" for NaN."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if x == 0:
+        return "0" if not signed else "±0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, min(6, digits - 1 - mag))
+    if abs(x) >= 1:
+        decimals = min(decimals, 2)
+    text = f"{x:.{decimals}f}"
+    if signed and x > 0:
+        text = "+" + text
+    return text.replace("-", "−")
+
+
+def p_value(p: float) -> str:
+    if p is None or not math.isfinite(p):
+        return "n/a"
+    return "< 0.001" if p < 0.001 else number(p, 2)
+
+
+def fixed(x: float, decimals: int, signed: bool = False) -> str:
+    """``x`` with a fixed number of decimals (a typographic minus; a sign when ``signed``)."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    text = f"{x:+.{decimals}f}" if signed else f"{x:.{decimals}f}"
+    return text.replace("-", "−")
+
+
+def _decimals(r: ComparisonResult) -> int:
+    """Decimals for a comparison's numbers: two for margins of a fifth of a unit or more, else three."""
+    margin = getattr(r, "margin", 1.0)
+    return 2 if margin >= 0.2 else 3
+
+
+def interval(r: ComparisonResult, level: int = 95) -> str:
+    lo, hi = (r.ci_low, r.ci_high) if level == 95 else (r.ci90_low, r.ci90_high)
+    d = _decimals(r)
+    return f"[{fixed(lo, d, True)}, {fixed(hi, d, True)}]"
+
+
+def estimate_cell(r: ComparisonResult) -> str:
+    """"−0.24 [−0.49, +0.01] points": the difference and its 95% interval in one cell."""
+    if r.n == 0:
+        return "no runs yet"
+    unit = f" {r.unit}" if r.unit and r.unit != "log10" else (" (log10)" if r.unit == "log10" else "")
+    d = _decimals(r)
+    if r.n < 2:
+        return f"{fixed(r.mean, d, True)}{unit} (1 pair)"
+    return f"{fixed(r.mean, d, True)} {interval(r)}{unit}"
+
+
+def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
+    """The comparison that carries a claim's verdict: a contradicting one for a claim that is
+    not supported or mixed, else the first of the deciding tier that has runs."""
+    has = [r for r in v.comparisons if r.n >= 2]
+    if not has:
+        return None
+    if v.form in ("not supported", "mixed"):
+        con = [r for r in has if r.outcome == "contradicts"]
+        if con:
+            return con[0]
+    tier = v.claim.deciding_tier
+    first = [r for r in has if tier is None or r.comparison.tier == tier]
+    return (first or has)[0]
+
+
+def sentence(v: ClaimVerdict) -> str:
+    """The claim's verdict in one Markdown sentence: its form, each comparison with runs, what
+    is missing, the detectable effect when inconclusive, the margin and scale, and any note on
+    when the margin was fixed."""
+    parts = []
+    for r in v.comparisons:
+        if r.n < 2:
+            continue
+        res = r.result + r.qualifier
+        extra = f", Holm p = {p_value(r.holm_p)}" if r.result in ("worse", "better") or r.qualifier else ""
+        if r.result == "equivalent":
+            extra += f", 90% interval {interval(r, 90)} inside ±{number(v.claim.margin)}"
+        parts.append(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs{extra}), {res}")
+    stored, planned = v.runs_stored
+    text = f"**{v.form}**. " + ("; ".join(parts) if parts else "No comparison has two paired runs yet")
+    if stored < planned:
+        text += f" ({stored} of {planned} planned pairs stored)"
+    if v.form == "inconclusive at this power" and v.detectable:
+        text += f"; these seeds detect about ±{number(v.detectable)}"
+    text += f". Margin ±{number(v.claim.margin)}"
+    if v.claim.scale:
+        text += f"; {v.claim.scale}"
+    text += "."
+    if v.claim.registered_after:
+        text += f" *Registered late: {v.claim.registered_after}.*"
+    return text
+
+
+def comparison_rows(v: ClaimVerdict) -> list[dict]:
+    """One row per comparison, with readable column names, for a chapter's table."""
+    rows = []
+    for r in v.comparisons:
+        rows.append({"Comparison": r.comparison.label, "Expects": r.comparison.expect,
+                     "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": estimate_cell(r),
+                     "90% CI": interval(r, 90) if r.n >= 2 else "", "Holm p": p_value(r.holm_p),
+                     "TOST p": p_value(r.tost_p), "Result": r.result + r.qualifier, "Outcome": r.outcome})
+    return rows
+
+
+def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE) -> list[dict]:
+    """The answer table: one line per claim with stored runs, its verdict word and key number."""
+    rows = []
+    for cid in ids:
+        v = verdicts.get(cid)
+        if v is None:
+            continue
+        key = _key(v)
+        if key is None:
+            continue
+        chapter = v.claim.chapter
+        rows.append({"claim": v.claim.statement, "verdict": v.form,
+                     "key number": f"{key.comparison.label}: {estimate_cell(key)}",
+                     "chapter": chapter, "late": bool(v.claim.registered_after)})
+    return rows
+
+
+def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, links: bool = True) -> str:
+    """The answer table as Markdown (MyST links to the chapters when ``links``)."""
+    lines = ["| claim | verdict | key number | where |", "| --- | --- | --- | --- |"]
+    for row in answer_rows(verdicts, ids):
+        number_ = row["chapter"].split("_", 1)[0]
+        where = f"{{doc}}`{number_} </chapters/{row['chapter']}>`" if links else f"chapter {number_}"
+        mark = "†" if row["late"] else ""
+        lines.append(f"| {row['claim']} | **{row['verdict']}**{mark} | {row['key number']} | {where} |")
+    return "\n".join(lines).replace("\u2212", "−")
+
+
+def polynomial_vs_softmax(verdicts: dict[str, ClaimVerdict]) -> list[tuple[ClaimVerdict, ComparisonResult]]:
+    """Every comparison of a polynomial candidate against a softmax baseline, with runs."""
+    out = []
+    seen = set()
+    for v in verdicts.values():
+        for r in v.comparisons:
+            cand = str(r.comparison.candidate.fields.get("activation", ""))
+            base = str(r.comparison.baseline.fields.get("activation", ""))
+            key = (r.comparison.candidate, r.comparison.baseline, r.comparison.metric)
+            if base == "softmax" and cand.startswith("poly") and r.n >= 2 and repr(key) not in seen:
+                seen.add(repr(key))
+                out.append((v, r))
+    return out
+
+
+RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "did not learn": "#d95f02", "better": "#7570b3",
+                  "inconclusive": "#7f7f7f", "uninformative": "#bdbdbd"}
+
+
+def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):
+    """Each polynomial-against-softmax difference in units of its margin, with its 95% interval,
+    oriented so that right means the polynomial did better, coloured by its result."""
+    import matplotlib.pyplot as plt
+
+    pairs = polynomial_vs_softmax(verdicts)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8.0, 0.26 * len(pairs) + 1.6))
+    else:
+        fig = ax.figure
+    labels = []
+    for i, (v, r) in enumerate(reversed(pairs)):
+        sign = 1 if r.higher_is_better else -1
+        m = v.claim.margin
+        x, lo, hi = (sign * r.mean / m, sign * r.ci_low / m, sign * r.ci_high / m)
+        lo, hi = min(lo, hi), max(lo, hi)
+        colour = RESULT_COLOURS.get(r.result, "#7f7f7f")
+        ax.plot([lo, hi], [i, i], color=colour, lw=2)
+        ax.plot([x], [i], "o", color=colour, ms=5)
+        topic = TOPICS.get(v.claim.id, v.claim.chapter.split("_", 1)[1])
+        labels.append(f"{topic}: {short_label(r.comparison.label)} ({r.n})")
+    ax.axvspan(-1, 1, color="#1b9e77", alpha=0.08, lw=0)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.set_xlabel("polynomial minus softmax, in units of each claim's margin\n(right: polynomial better; shaded: "
+                  "within the margin; bars: 95% intervals; paired seeds in brackets)", fontsize=8)
+    lim = max(3.0, min(12.0, max((abs(t) for t in ax.get_xlim()), default=3.0)))
+    ax.set_xlim(-lim, lim)
+    handles = [plt.Line2D([], [], color=c, marker="o", lw=2, label=k) for k, c in RESULT_COLOURS.items()
+               if any(r.result == k for _, r in pairs)]
+    ax.legend(handles=handles, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def short_label(label: str) -> str:
+    """A comparison's label without its parenthesised scale, for axis labels."""
+    import re
+
+    return re.sub(r"\s*\([^)]* [^)]*\)", "", label).strip()
+
+
+#: A short name of each claim's experiment, for the forest plot's rows.
+TOPICS = {"table_parity": "ViT", "quadratic": "ViT", "family": "ViT", "unclipped_parity": "ViT",
+          "unclipped_scale_needed": "ViT", "converged_scale_needed": "ViT", "table2_architectures": "timm",
+          "detection_segmentation": "Mask R-CNN", "lra_fixed_scale": "LRA", "lra_long": "LRA", "physics_poly": "PINN",
+          "physics_long": "PINN", "lm_vs_softmax": "char LM", "nope_lm": "char LM", "mqar": "MQAR", "mqar_long": "MQAR"}

@@ -1,0 +1,40 @@
+"""The answer on one screen: written from the claim register, the same in README and intro."""
+from pathlib import Path
+
+import pytest
+
+from polyattn.book import answer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_answer_is_what_the_committed_records_give():
+    text = (ROOT / "README.md").read_text()
+    block = text.split(answer.ANSWER_START, 1)[1].split(answer.ANSWER_END, 1)[0].strip()
+    assert block == answer.answer_block().strip(), \
+        "README.md's answer block differs from the stored records: run `python -m polyattn.book --preset book`"
+
+
+def test_the_answer_table_fits_one_screen_and_every_verdict_word_is_in_the_legend():
+    from polyattn.claims.evaluate import evaluate_all
+    from polyattn.claims.report import answer_rows
+
+    verdicts = evaluate_all()
+    rows = answer_rows(verdicts)
+    assert 1 <= len(rows) <= 18
+    legend = answer.legend_markdown()
+    assert all(f"**{r['verdict']}**" in legend for r in rows)
+
+
+def test_replace_answer_needs_its_markers():
+    assert answer.replace_answer(f"a\n{answer.ANSWER_START}\nold\n{answer.ANSWER_END}\nb", "new") == \
+        f"a\n{answer.ANSWER_START}\nnew\n{answer.ANSWER_END}\nb"
+    with pytest.raises(ValueError, match="no answer markers"):
+        answer.replace_answer("nothing", "new")
+
+
+def test_the_intro_answer_has_its_figure_and_links(tmp_path):
+    md = answer.intro_answer(tmp_path)
+    assert (tmp_path / answer.FOREST_FILE).stat().st_size > 10_000
+    assert "{doc}`04 </chapters/04_vit>`" in md and "```{figure} answer_forest.png" in md
+    assert "**What the verdict words mean.**" in md
