@@ -17,8 +17,9 @@ def test_every_arm_of_every_comparison_is_a_set_of_runs_its_grid_trains(cid):
         for arm in (comp.candidate, comp.baseline):
             assert arm.grid in GRIDS, f"{cid}/{comp.id}: unknown grid {arm.grid}"
             hits = [c for c in _configs(arm.grid) if arm.matches(c)]
-            seeds = {c["seed"] for c in hits}
-            assert len(hits) == len(seeds) >= 3, f"{cid}/{comp.id}: arm {arm} picks {len(hits)} runs"
+            keys = {(tuple(str(c[f]) for f in comp.pool_over), c["seed"]) for c in hits}
+            cells = {k[0] for k in keys}
+            assert len(hits) == len(keys) >= 3 * len(cells), f"{cid}/{comp.id}: arm {arm} picks {len(hits)} runs"
 
 
 @pytest.mark.parametrize("cid", sorted(REGISTER))
