@@ -55,6 +55,9 @@ CLAIMS = (
     Claim("thm42_43",
           "Thm 4.2/4.3: the $O(\\sqrt{N})$ growth of the polynomial's norms rests on i.i.d. $X, Q, K$ and needs $N \\gg D$",
           "paper; review ICLR 2025", "02_proofs"),
+    Claim("critique7_matrix_powers",
+          "Critique 7: the theory bounds matrix powers $(XQK^\\top X^\\top)^p$ while the experiments run elementwise "
+          "powers, so theory and experiments differ", "LLM-written review of the ICLR 2025 version", "02_proofs"),
     Claim("thm44_45", "Thm 4.4/4.5: the Jacobian norms of $x^p/\\sqrt{N}$ grow like those of softmax",
           "paper", "02_proofs"),
     Claim("fig1_scale", "Figure 1: in which direction the best scale moves as the sequence length changes",
