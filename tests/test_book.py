@@ -603,16 +603,12 @@ def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
 @pytest.mark.book
 def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
     """The record-based chapters, executed at the book preset from the committed records, give
-    exactly the verdicts of data/verdicts.json (and so the README's findings); verdicts computed
-    from short retrainings (``Claim.retrained``) are left out, since their last digits may
-    differ on another CPU."""
-    retrained = {c.id for c in book.CLAIMS if c.retrained}
-    committed = {k: v for k, v in json.loads((ROOT / book.VERDICTS_FILE).read_text()).items() if k not in retrained}
+    exactly the verdicts of data/verdicts.json (and so the README's findings)."""
+    committed = json.loads((ROOT / book.VERDICTS_FILE).read_text())
     chapters = sorted({v["chapter"] for v in committed.values()})
     book.run(preset="book", chapters=chapters, root=ROOT, build_root=tmp_path, html=False, jobs=2)
     executed = {c: tmp_path / "_build" / "executed" / f"{c}.ipynb" for c in chapters}
-    produced = {k: v for k, v in book.collect_verdicts(executed).items() if k not in retrained}
-    assert produced == committed
+    assert book.collect_verdicts(executed) == committed
 
 
 def test_unread_records_are_those_no_grid_names(tmp_path, monkeypatch):

@@ -39,10 +39,6 @@ class Claim:
     chapter: str  # "NN_name" of the chapter expected to deliver the verdict
     #: measured on the machine that builds the book (timings): never written into the README
     machine_dependent: bool = False
-    #: computed from short retrainings when the chapter runs (no stored records): the same on
-    #: one machine, but the last digits may differ on another CPU, so the check that the
-    #: committed verdicts are what the committed records produce leaves these out
-    retrained: bool = False
 
 
 #: One row of the intro's verdict table per claim.  A chapter delivers a verdict with
@@ -93,7 +89,7 @@ CLAIMS = (
     Claim("scale_sensitivity", "Accuracy is highly sensitive to the scale constant, and the paper's $1/8$ and "
           "$1/16$ for Tiny-ImageNet disagree", "review ICLR 2025; review ICLR 2026", "09_critiques"),
     Claim("powers_gradients", "Higher powers starve the gradient through the activation: $x^p/\\sqrt{N}$ vanishes "
-          "for small scores and explodes for large ones", "review ICLR 2026", "09_critiques", retrained=True),
+          "for small scores and explodes for large ones", "review ICLR 2026", "09_critiques"),
     Claim("powers_trained", "Higher powers $p$ fail in training: accuracy falls as $p$ grows",
           "review ICLR 2025; review ICLR 2026", "09_critiques"),
     Claim("qk_alternatives", "Weight decay on the query and key projections, or a length-aware initialisation, "
@@ -101,11 +97,11 @@ CLAIMS = (
     Claim("weight_decay_all", "A stronger weight decay of every weight matrix could do for the unscaled $x^3$ what "
           "the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
     Claim("softmax_saturation", "Softmax itself makes gradients vanish when its rows saturate",
-          "review ICLR 2025", "09_critiques", retrained=True),
+          "review ICLR 2025", "09_critiques"),
     Claim("outliers", "Polynomials amplify extreme entries; softmax is more robust to them",
-          "review ICLR 2026", "09_critiques", retrained=True),
+          "review ICLR 2026", "09_critiques"),
     Claim("attention_maps", "The heat maps show only that the activations differ (softmax cannot be negative, "
-          "heads have no pre-ordained role)", "review ICLR 2025; review ICLR 2026", "09_critiques", retrained=True),
+          "heads have no pre-ordained role)", "review ICLR 2025; review ICLR 2026", "09_critiques"),
     Claim("table2_architectures", "Table 2 across architectures: $x^3$ matches or beats softmax on ViT, DeiT, Swin "
           "and XCiT", "paper", "10_architectures"),
     Claim("n_windows_channels", "What $N$ is where attention runs over windows (Swin) or channels (XCiT), where the "
