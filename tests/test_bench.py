@@ -6,6 +6,7 @@ import torch
 
 from polyattn import bench
 from polyattn.bench import (
+    MATMUL,
     RECORD_KEYS,
     REFERENCE,
     TRAIN_RECORD_KEYS,
@@ -50,6 +51,38 @@ def test_attention_records_and_reference_ratio():
         assert (("softpick", "naive") in paths) == (n <= 8)            # naive skipped above naive_max_n
     table = bench.format_attention_table(records, {"batch": 1})
     assert "sdpa" in table and "poly:p=1" in table and table.count("\n") == len(records) + 2
+    assert all(r["gflop_s"] > 0 and r["matmul_gflop_s"] is None and r["matmul_fraction"] is None for r in records)
+
+
+def test_a_matched_matrix_product_runs_in_the_same_rounds():
+    cases = [Case("poly:p=3", "blocked"), Case("poly:p=1", "linear")]
+    records = bench.run_attention_bench([8, 24], cases=cases, batch=1, heads=2, head_dim=4, rounds=2, memory=False,
+                                        matmul=True)
+    assert all(tuple(r) == RECORD_KEYS for r in records)
+    for n in (8, 24):
+        rows = [r for r in records if r["n"] == n]
+        assert [(r["activation"], r["path"]) for r in rows] == [("softmax", "sdpa"), ("poly:p=3", "blocked"),
+                                                                 ("poly:p=1", "linear")]
+        assert len({r["matmul_gflop_s"] for r in rows}) == 1 and rows[0]["matmul_gflop_s"] > 0
+        for r in rows:
+            flops = bench.case_flops(Case(r["activation"], r["path"]), n, 1, 2, 4)
+            assert r["gflop_s"] == pytest.approx(flops / (r["time_ms"] / 1e3) / 1e9)
+            assert r["matmul_fraction"] > 0
+    table = bench.format_attention_table(records)
+    assert table.count("float32 matmul") == 2 and table.count("\n") == len(records) + 3
+
+
+def test_matched_matrix_product_does_the_quadratic_paths_work():
+    flops = bench.case_flops(REFERENCE, 256, 8, 4, 32)
+    assert flops == 8 * 4 * 7 * 2 * 256 * 256 * 32
+    side = bench.matched_matmul_side(256, 8, 4, 32)
+    assert abs(2 * side ** 3 - flops) <= 2 * 3 * side ** 2 + 1          # the nearest side
+    assert bench.matched_matmul_side(1, 1, 1, 1) == bench.MATMUL_MIN_SIDE
+    assert bench.matched_matmul_side(65536, 8, 4, 32) == bench.MATMUL_MAX_SIDE
+    assert bench.matched_matmul_side(256, 8, 4, 32, causal=True) < side
+    assert bench.square_matmul_side(2 * 100 ** 3) == 100
+    with pytest.raises(ValueError, match="lo <= hi"):
+        bench.square_matmul_side(1e6, lo=10, hi=5)
 
 
 def test_explicit_cases_get_the_reference_in_front():
@@ -138,6 +171,7 @@ def test_save_and_load_keep_provenance(tmp_path):
 def test_matmul_flops_count_the_products():
     n, d = 100, 8
     assert bench.matmul_flops(n, d, "sdpa") == bench.matmul_flops(n, d, "blocked") == 7 * 2 * n * n * d
+    assert bench.matmul_flops(n, d, "compiled") == bench.matmul_flops(n, d, "blocked")
     assert bench.matmul_flops(n, d, "naive") == 6 * 2 * n * n * d
     assert bench.matmul_flops(n, d, "blocked", causal=True) == 7 * n * n * d
     assert bench.matmul_flops(n, d, "linear", degree=1) == 6 * 2 * n * d * d
@@ -178,26 +212,39 @@ def test_a_long_warm_up_call_is_not_repeated(monkeypatch, long_call_s, warmups):
 
 
 def test_ratios_pair_the_samples_of_each_round(monkeypatch):
-    # a slow phase that hits a round hits both configurations of that round: it cancels
+    # a slow phase that hits a round hits every configuration of that round: it cancels
     # (medians of the times alone would give 3 / 10)
-    durations = {REFERENCE: [1, 10, 10], Case("poly:p=3", "blocked"): [2, 20, 3]}
+    durations = {REFERENCE: [1, 10, 10], Case("poly:p=3", "blocked"): [2, 20, 3], MATMUL: [4, 40, 40]}
     calls = {c: 0 for c in durations}
+    order = []
     now = [0.0]
 
-    def fake_fb(case, *args, **kwargs):
+    def fake(case):
         def run():
             i = calls[case]
             calls[case] += 1
+            if i >= 2:
+                order.append(case)
             now[0] += durations[case][max(0, i - 2)] if i >= 2 else 1.0   # two warm-up calls
         return run
 
-    monkeypatch.setattr(bench, "forward_backward", fake_fb)
+    monkeypatch.setattr(bench, "forward_backward", lambda case, *a, **kw: fake(case))
+    monkeypatch.setattr(bench, "matmul_call", lambda side, seed=0: fake(MATMUL))
     monkeypatch.setattr(bench, "_clock", lambda threads: ("cpu", lambda: now[0]))
     monkeypatch.setattr(bench, "LONG_CALL_S", 1e9)
     records = bench.run_attention_bench([8], cases=[Case("poly:p=3", "blocked")], batch=1, heads=1, head_dim=4,
-                                        rounds=3, round_budget_s=1e9, sample_s=0.0, memory=False)
+                                        rounds=3, round_budget_s=1e9, sample_s=0.0, memory=False, matmul=True)
     assert [r["ratio_to_sdpa"] for r in records] == [1.0, 2.0]
     assert [r["time_ms"] for r in records] == [10000.0, 3000.0]
+    # the product runs once in every round, after the attention calls
+    assert order == [REFERENCE, Case("poly:p=3", "blocked"), MATMUL] * 3
+    side = bench.matched_matmul_side(8, 1, 1, 4)
+    mm_flops = 2.0 * side ** 3
+    assert records[0]["matmul_gflop_s"] == pytest.approx(mm_flops / 40 / 1e9)
+    # rate fractions pair the rounds too: t_mm / t = 4, 4, 4 for SDPA; 2, 2, 40/3 for the cubic
+    flops = bench.case_flops(REFERENCE, 8, 1, 1, 4)
+    assert records[0]["matmul_fraction"] == pytest.approx(flops / mm_flops * 4)
+    assert records[1]["matmul_fraction"] == pytest.approx(flops / mm_flops * 2)
 
 
 def test_flop_break_even_is_where_the_feature_map_stops_costing_more():

@@ -10,6 +10,7 @@ import pytest
 import torch
 from test_kernels import _inputs, assert_matches_reference
 
+from polyattn import kernels
 from polyattn.attention import MultiHeadAttention, attention
 from polyattn.kernels import choose_path, compiled, fused_attention
 from polyattn.kernels import linear as linear_kernels
@@ -34,6 +35,10 @@ SHAPES = [
     dict(n_q=5, n_k=9, causal=True, padded=True),                   # queries aligned with the end
     dict(n_q=9, n_k=5, causal=True),                                # the first queries see nothing
     dict(n_q=11, n_k=11, causal=False, padded=True),
+    dict(n_q=7, n_k=7, causal=False),                               # non-causal: odd N
+    dict(n_q=1, n_k=1, causal=False),
+    dict(n_q=5, n_k=9, causal=False, padded=True),                  # fewer queries than keys
+    dict(n_q=9, n_k=5, causal=False, padded=True),                  # more queries than keys
 ]
 
 
@@ -55,6 +60,28 @@ def test_compiled_tiling_matches_naive(spec, blocks, n_mode, monkeypatch):
     monkeypatch.setattr(compiled, "BLOCK_K", blocks[1])
     assert_matches_reference(spec, "compiled", b=3, h=2, n_q=37, n_k=37, causal=True, n_mode=n_mode)
     assert_matches_reference(spec, "compiled", b=2, h=2, n_q=29, n_k=37, causal=True, padded=True, n_mode=n_mode)
+    assert_matches_reference(spec, "compiled", b=3, h=2, n_q=37, n_k=37, causal=False, n_mode=n_mode)
+    assert_matches_reference(spec, "compiled", b=2, h=2, n_q=29, n_k=37, causal=False, padded=True, n_mode=n_mode)
+
+
+# the powers the book uses, with the scale 1/sqrt(N) and a constant, with and without a causal
+# mask: padding (several padded keys, one sequence with a padded tail), every way of counting N,
+# several tiles, values and the gradients of q, k and v against the naive path
+POWERS = ["poly:p=1", "poly:p=2", "poly:p=3", "poly:p=1,c=1/14", "poly:p=2,c=1/14", "poly:p=3,c=1/14"]
+
+
+@needs_extension
+@pytest.mark.parametrize("spec", POWERS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n_mode", ["row", "fixed", "padded"])
+def test_compiled_path_with_padding_matches_naive(spec, causal, n_mode, monkeypatch):
+    assert_matches_reference(spec, "compiled", b=3, h=2, n_q=21, n_k=21, causal=causal, padded=True, n_mode=n_mode)
+    monkeypatch.setattr(compiled, "BLOCK_Q", 8)
+    monkeypatch.setattr(compiled, "BLOCK_K", 16)
+    assert_matches_reference(spec, "compiled", b=3, h=2, n_q=53, n_k=53, causal=causal, padded=True, n_mode=n_mode,
+                             seed=1)
+    assert_matches_reference(spec, "compiled", b=2, h=2, n_q=19, n_k=45, causal=causal, padded=True, n_mode=n_mode,
+                             seed=2)
 
 
 @needs_extension
@@ -87,6 +114,30 @@ def test_masked_keys_get_exactly_zero_weight(spec, monkeypatch):
     assert torch.count_nonzero(leaves[2].grad[:, :, 15:]) == 0
     assert torch.count_nonzero(leaves[0].grad[:, :, 15:]) == 0
     assert torch.count_nonzero(leaves[1].grad[:, :, :15]) > 0
+
+
+@needs_extension
+@pytest.mark.parametrize("spec", ["poly:p=3", "poly:p=2", "poly:p=1,c=1/14"])
+def test_padding_keys_get_exactly_zero_weight_without_a_causal_mask(spec, monkeypatch):
+    monkeypatch.setattr(compiled, "BLOCK_Q", 4)
+    monkeypatch.setattr(compiled, "BLOCK_K", 6)
+    q, k, v, go, kpm = _inputs(2, 3, 23, 23, 8, 5, 1, True)
+    q, k, v, go = q.float(), k.float(), v.float(), go.float()
+    pad = ~kpm[:, None, :, None]
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = fused_attention(*leaves, spec, key_padding_mask=kpm, path="compiled")
+    out.backward(go)
+    # whatever the padding keys and values hold, no output bit changes
+    k2, v2 = torch.where(pad, 1e3 * torch.randn_like(k), k), torch.where(pad, 1e3 * torch.randn_like(v), v)
+    again = [t.clone().requires_grad_() for t in (q, k2, v2)]
+    out2 = fused_attention(*again, spec, key_padding_mask=kpm, path="compiled")
+    out2.backward(go)
+    assert torch.equal(out, out2)
+    assert torch.equal(leaves[0].grad, again[0].grad)
+    # and they get exactly zero gradient, the others not
+    for leaf in leaves[1:]:
+        assert torch.count_nonzero(torch.where(pad, leaf.grad, 0.0)) == 0
+        assert torch.count_nonzero(torch.where(pad, 0.0, leaf.grad)) > 0
 
 
 @needs_extension
@@ -173,12 +224,29 @@ def test_module_takes_the_compiled_path():
 
 # --- choice and errors (no extension needed) ---------------------------------------------------
 
-def test_auto_takes_the_compiled_path_for_causal_powers_only():
+def test_auto_takes_the_compiled_path_for_powers_where_it_was_measured_faster():
     assert choose_path("poly:p=3", 1024, 1024, 32, causal=True, compiled=True) == "compiled"
     assert choose_path("poly:p=3,c=1/14", 64, 64, 32, causal=True, compiled=True) == "compiled"
+    assert choose_path("poly:p=3", 8, 8, 32, causal=True, compiled=True) == "compiled"
     assert choose_path("poly:p=3", 1024, 1024, 32, causal=True, compiled=False) == "blocked"
-    assert choose_path("poly:p=3", 1024, 1024, 32, causal=False, compiled=True) == "blocked"
     assert choose_path("sigmoid", 1024, 1024, 32, causal=True, compiled=True) == "blocked"
+    assert choose_path("relu_n", 1024, 1024, 32, causal=False, compiled=True) == "blocked"
+    # non-causal: where the blocked path would be taken, from COMPILED_MIN_KEYS keys, p <= 3
+    low = kernels.COMPILED_MIN_KEYS
+    assert choose_path("poly:p=3", 1024, 1024, 32, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=3", 8192, 8192, 32, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=3,c=1/14", 50, 50, 16, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=3", low, low, 32, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=3", 7, low, 32, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=3", low - 1, low - 1, 32, causal=False, compiled=True) == "blocked"
+    assert choose_path("poly:p=3", 1024, 1024, 32, causal=False, compiled=False) == "blocked"
+    assert choose_path("poly:p=2", 1024, 1024, 32, causal=False, compiled=True) == "compiled"
+    assert choose_path("poly:p=2", 4096, 4096, 32, causal=False, compiled=True) == "linear"
+    assert choose_path("poly:p=1", 64, 64, 32, causal=False, compiled=True) == "linear"
+    assert choose_path("poly:p=1", 1024, 1024, 32, causal=False, compiled=True) == "linear"
+    assert kernels.COMPILED_MAX_DEGREE == 3
+    assert choose_path("poly:p=4", 1024, 1024, 32, causal=False, compiled=True) == "blocked"
+    assert choose_path("poly:p=4", 1024, 1024, 32, causal=True, compiled=True) == "compiled"
     assert choose_path("poly:p=1", 128, 128, 32, causal=True, compiled=True) == "compiled"
     assert choose_path("poly:p=1", 256, 256, 32, causal=True, compiled=True) == "linear"
     assert choose_path("poly:p=1", 1024, 1024, 32, causal=True, compiled=True) == "linear"
@@ -210,6 +278,22 @@ def test_a_failed_build_raises_for_compiled_and_auto_falls_back(monkeypatch):
     out = fused_attention(q, k, v, "poly:p=3", causal=True, path="auto")
     assert not called
     assert torch.equal(out, fused_attention(q, k, v, "poly:p=3", causal=True, path="blocked"))
+    q, k, v, _, _ = _inputs(2, 2, kernels.COMPILED_MIN_KEYS, kernels.COMPILED_MIN_KEYS, 4, 4, 0, False)
+    q, k, v = q.float(), k.float(), v.float()
+    out = fused_attention(q, k, v, "poly:p=3", path="auto")
+    assert not called
+    assert torch.equal(out, fused_attention(q, k, v, "poly:p=3", path="blocked"))
+
+
+def test_auto_tries_no_build_when_its_choice_needs_no_extension(monkeypatch):
+    monkeypatch.setattr(compiled, "_STATE", {})
+    monkeypatch.setattr(compiled, "_build", lambda: pytest.fail("the extension was built"))
+    q, k, v, _, _ = _inputs(1, 2, 9, 9, 4, 4, 0, False)
+    q, k, v = q.float(), k.float(), v.float()
+    fused_attention(q, k, v, "poly:p=3", path="auto")         # fewer keys than COMPILED_MIN_KEYS: blocked
+    fused_attention(q, k, v, "poly:p=1", path="auto")         # the linear form
+    fused_attention(q, k, v, "relu_n", path="auto", causal=True)
+    assert compiled.status() in ("not loaded", "switched off")
 
 
 @needs_extension
@@ -224,6 +308,62 @@ def test_auto_uses_the_compiled_path_unless_switched_off(monkeypatch):
     monkeypatch.setenv("POLYATTN_COMPILED", "0")
     fused_attention(q, k, v, "poly:p=3", causal=True, path="auto")
     assert called == [1, 1]                               # only the explicit compiled call
+    # without a causal mask, from COMPILED_MIN_KEYS keys: the same switch
+    q, k, v, _, _ = _inputs(2, 2, kernels.COMPILED_MIN_KEYS, kernels.COMPILED_MIN_KEYS, 4, 4, 0, False)
+    q, k, v = q.float(), k.float(), v.float()
+    monkeypatch.delenv("POLYATTN_COMPILED")
+    fused_attention(q, k, v, "poly:p=3", path="auto")
+    assert called == [1, 1, 1]
+    monkeypatch.setenv("POLYATTN_COMPILED", "0")
+    out = fused_attention(q, k, v, "poly:p=3", path="auto")
+    assert called == [1, 1, 1]
+    assert torch.equal(out, fused_attention(q, k, v, "poly:p=3", path="blocked"))
+
+
+@needs_extension
+@pytest.mark.parametrize("spec", ["poly:p=3", "poly:p=3,c=1/14", "poly:p=2"])
+@pytest.mark.parametrize("padded", [False, True])
+def test_auto_takes_the_compiled_path_without_a_causal_mask_and_agrees_with_blocked(spec, padded, monkeypatch):
+    # auto changes no number beyond float rounding: the compiled path against the blocked one
+    # (which auto took before) and against the naive reference, values and gradients
+    n = kernels.COMPILED_MIN_KEYS + 13
+    real, called = compiled.compiled_attention, []
+    monkeypatch.setattr(compiled, "compiled_attention", lambda *a, **kw: called.append(1) or real(*a, **kw))
+    q, k, v, go, kpm = _inputs(2, 3, n, n, 16, 8, 3, padded)
+    q, k, v, go = q.float(), k.float(), v.float(), go.float()
+    results = {}
+    for path in ("auto", "blocked"):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = fused_attention(*leaves, spec, key_padding_mask=kpm, path=path)
+        out.backward(go)
+        results[path] = [out.detach()] + [t.grad for t in leaves]
+    assert called == [1]                                  # auto took the compiled path, blocked did not
+    for name, a, b in zip(("out", "dq", "dk", "dv"), results["auto"], results["blocked"]):
+        scale = b.abs().max().item()
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=2e-6 * scale, msg=lambda m, name=name: f"{name}: {m}")
+    assert_matches_reference(spec, "auto", b=2, h=3, n_q=n, n_k=n, d=16, dv=8, padded=padded, seed=3)
+    # fewer keys than COMPILED_MIN_KEYS: the blocked path, bit for bit
+    called.clear()
+    short = [t[:, :, :kernels.COMPILED_MIN_KEYS - 1] for t in (q, k, v)]
+    assert torch.equal(fused_attention(*short, spec, path="auto"), fused_attention(*short, spec, path="blocked"))
+    assert called == []
+
+
+@needs_extension
+def test_module_takes_the_compiled_path_without_a_causal_mask_with_padding(monkeypatch):
+    torch.manual_seed(0)
+    n = kernels.COMPILED_MIN_KEYS + 5
+    x = torch.randn(3, n, 32)
+    kpm = torch.ones(3, n, dtype=torch.bool)
+    kpm[1, n // 2:] = False
+    kpm[2, ::3] = False
+    real, called = compiled.compiled_attention, []
+    monkeypatch.setattr(compiled, "compiled_attention", lambda *a, **kw: called.append(1) or real(*a, **kw))
+    fast = MultiHeadAttention(32, 4, "poly:p=3")
+    ref = MultiHeadAttention(32, 4, "poly:p=3", path="naive")
+    ref.load_state_dict(fast.state_dict())
+    torch.testing.assert_close(fast(x, key_padding_mask=kpm), ref(x, key_padding_mask=kpm), rtol=1e-5, atol=1e-6)
+    assert called == [1]
 
 
 @needs_extension

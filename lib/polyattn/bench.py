@@ -1,6 +1,6 @@
 """Benchmarks that print ratios measured side by side in one run.
 
-    python -m polyattn.bench attention [--n 64,256,1024,4096] [--json out.json]
+    python -m polyattn.bench attention [--n 64,256,1024,4096] [--matmul] [--json out.json]
     python -m polyattn.bench train [--size micro] [--json out.json]
 
 ``attention``: forward + backward of one attention call on ``[B, H, N, d]`` inputs
@@ -13,6 +13,13 @@
   ratio within a round.
   With one thread (the default) the clock is the process CPU time, which is what the
   computation costs whatever else the machine runs; with more threads it is wall time.
+* Rate (``--matmul``): a plain float32 matrix product ``C = A B`` of square matrices,
+  sized to do the operations of the quadratic path at that N (:func:`matched_matmul_side`:
+  the count of :mod:`polyattn.flops`, the side capped at ``MATMUL_MAX_SIDE``), runs in
+  the same interleaved rounds; each path's achieved GFLOP/s (the operation count of its
+  matrix products over its median time) and its fraction of the product's rate, the
+  median over rounds of the ratio within a round.  The product is what the processor's
+  BLAS does at its best on this machine: the fraction says how close a path comes to it.
 * Peak memory: PyTorch's CPU allocator reports every allocation and free to
   ``torch.profiler`` (``profile_memory=True``); replaying them in order gives the
   largest number of bytes held at once by tensors created during the call (outputs,
@@ -45,19 +52,25 @@ import torch.nn.functional as F
 
 from . import activations
 from .attention import Attend, attention
-from .flops import flop_break_even, flops_records, matmul_flops  # noqa: F401  (part of the bench API)
+from .flops import case_flops, flop_break_even, flops_records, matmul_flops, square_matmul_side  # noqa: F401
 from .kernels import blocked as _blocked
 from .kernels import compiled as _compiled
 from .kernels import linear_degree
 
 ATTENTION_NS = (64, 256, 1024, 4096)
 BENCH_PATHS = ("sdpa", "blocked", "linear", "compiled", "naive")
-RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa")
+RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa", "gflop_s", "matmul_gflop_s",
+               "matmul_fraction")
 TRAIN_RECORD_KEYS = ("activation", "images_per_s", "step_ms", "ratio_to_softmax")
 #: The naive path stores several N x N float32 matrices; skip it above this N.
 NAIVE_MAX_N = 1024
 #: A warm-up call at least this long (seconds) also sizes the samples (no second call).
 LONG_CALL_S = 0.5
+#: The reference matrix product's side: at least this, at most ``MATMUL_MAX_SIDE`` (three float32
+#: matrices of 2048^2 hold 48 MiB; measured on one core, the rate at side 64 is 0.85 of that at 1024,
+#: from side 128 to 2048 within a few per cent of it).
+MATMUL_MIN_SIDE = 16
+MATMUL_MAX_SIDE = 2048
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,8 @@ class Case:
 
 
 REFERENCE = Case("softmax", "sdpa")
+#: The plain matrix product timed next to the attention calls (``run_attention_bench(matmul=True)``).
+MATMUL = Case("matmul", "matmul")
 
 
 def paths_for(spec: str) -> list[str]:
@@ -161,6 +176,27 @@ def forward_backward(case: Case, q, k, v, grad, causal: bool = False) -> Callabl
     return run
 
 
+def matched_matmul_side(n: int, batch: int = 8, heads: int = 4, head_dim: int = 32, causal: bool = False) -> int:
+    """The side s of the square float32 product timed next to attention at length ``n``: it does
+    as many operations (2 s^3) as the matrix products of SDPA's forward+backward call
+    (:func:`polyattn.flops.case_flops`), within [``MATMUL_MIN_SIDE``, ``MATMUL_MAX_SIDE``]."""
+    return square_matmul_side(case_flops(REFERENCE, n, batch, heads, head_dim, causal),
+                              MATMUL_MIN_SIDE, MATMUL_MAX_SIDE)
+
+
+def matmul_call(side: int, seed: int = 0) -> Callable[[], None]:
+    """One plain float32 product ``C = A B`` of ``side x side`` matrices, into a buffer kept
+    between calls (nothing allocated per call)."""
+    g = torch.Generator().manual_seed(seed)
+    a, b = torch.randn(side, side, generator=g), torch.randn(side, side, generator=g)
+    c = torch.empty(side, side)
+
+    def run():
+        torch.mm(a, b, out=c)
+
+    return run
+
+
 @contextlib.contextmanager
 def _native_stderr_silenced():
     """The profiler's native library logs each start and stop on file descriptor 2."""
@@ -211,8 +247,10 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                         head_dim: int = 32, causal: bool = False, rounds: int = 5,
                         round_budget_s: float = 60.0, memory: bool = True, naive_max_n: int = NAIVE_MAX_N,
                         threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None,
-                        cases: Optional[Sequence[Case]] = None, sample_s: float = 0.05) -> list[dict]:
-    """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa}``, SDPA softmax first.
+                        cases: Optional[Sequence[Case]] = None, sample_s: float = 0.05,
+                        matmul: bool = False) -> list[dict]:
+    """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa, gflop_s, matmul_gflop_s,
+    matmul_fraction}``, SDPA softmax first.
 
     The configurations are ``attention_cases(specs, paths)``, or ``cases`` when given
     (the reference is added in front when missing).
@@ -226,6 +264,13 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
     (``ratio_to_sdpa``: a slow phase of a shared machine cancels).  Then one profiled call
     each for the peak memory (``peak_mb`` is None with ``memory=False``).  The naive
     path is skipped above ``naive_max_n``.
+
+    ``gflop_s``: the operation count of the call's matrix products (:func:`polyattn.flops.case_flops`)
+    over ``time_ms``.  With ``matmul=True`` a square float32 product of side
+    :func:`matched_matmul_side` runs in the same rounds (warmed up and sampled like the others):
+    ``matmul_gflop_s`` is its rate (the same in every record of one N), ``matmul_fraction`` the
+    median over rounds of the ratio of the call's rate to the product's in the same round; both
+    None without it.
     """
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
@@ -247,6 +292,9 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             q, k, v, grad = make_inputs(n, batch, heads, head_dim, seed)
             active = [c for c in cases if c.path != "naive" or n <= naive_max_n]
             runs = {c: forward_backward(c, q, k, v, grad, causal) for c in active}
+            if matmul:
+                side = matched_matmul_side(n, batch, heads, head_dim, causal)
+                runs[MATMUL] = matmul_call(side, seed)
             single = {}
             for c, fn in runs.items():                      # warm-up, then one call to size the samples
                 t0 = clock()
@@ -259,9 +307,9 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                 single[c] = max(warm, 1e-6)
             # short calls are repeated inside one sample, so each sample lasts ~sample_s
             inner = {c: max(1, round(sample_s / t)) for c, t in single.items()}
-            round_s = sum(inner[c] * single[c] for c in active)
+            round_s = sum(inner[c] * single[c] for c in runs)
             n_rounds = max(min(2, rounds), min(rounds, int(round_budget_s / round_s)))
-            times = {c: [] for c in active}
+            times = {c: [] for c in runs}
             for _ in range(n_rounds):
                 for c, fn in runs.items():
                     t0 = clock()
@@ -269,40 +317,59 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                         fn()
                     times[c].append((clock() - t0) / inner[c])
             peaks = {}
-            for c, fn in runs.items():
+            for c in active:
+                fn = runs[c]
                 if memory:
                     _blocked.clear_workspace()              # count the kernels' scratch buffers too
                     peaks[c] = peak_memory_bytes(fn) / 2 ** 20
                 else:
                     peaks[c] = None
             ref = times.get(REFERENCE)
+            mm_flops = 2.0 * side ** 3 if matmul else None
+            mm_rate = mm_flops / statistics.median(times[MATMUL]) / 1e9 if matmul else None
             for c in active:
                 t = statistics.median(times[c])
                 ratio = paired_ratio(times[c], ref) if ref else None
+                flops = case_flops(c, n, batch, heads, head_dim, causal)
+                # the rates' ratio in one round is (flops / t) / (mm_flops / t_mm)
+                fraction = flops / mm_flops * paired_ratio(times[MATMUL], times[c]) if matmul else None
                 records.append({"activation": c.activation, "path": c.path, "n": n, "time_ms": 1e3 * t,
-                                "peak_mb": peaks[c], "ratio_to_sdpa": ratio})
+                                "peak_mb": peaks[c], "ratio_to_sdpa": ratio, "gflop_s": flops / t / 1e9,
+                                "matmul_gflop_s": mm_rate, "matmul_fraction": fraction})
             if progress:
-                progress(f"N={n}: {len(active)} configurations, {n_rounds} rounds")
+                extra = f" and a {side}x{side} matrix product" if matmul else ""
+                progress(f"N={n}: {len(active)} configurations{extra}, {n_rounds} rounds")
     finally:
         torch.set_num_threads(previous_threads)
     return records
 
 
 def format_attention_table(records: list[dict], settings: Optional[dict] = None) -> str:
-    """One table: a row per (N, activation, path) with time, ratio to SDPA and peak memory."""
+    """One table: a row per (N, activation, path) with time, ratio to SDPA, peak memory and the
+    achieved GFLOP/s (with its fraction of the matrix product's rate, when it was measured: the
+    product's own rate then opens each N)."""
     lines = []
     if settings:
         lines.append("forward+backward, " + ", ".join(f"{k} {v}" for k, v in settings.items()))
-    header = f"{'N':>6}  {'activation':<18} {'path':<8} {'time ms':>10} {'x sdpa':>8} {'peak MB':>9} {'x sdpa':>7}"
+    header = (f"{'N':>6}  {'activation':<18} {'path':<8} {'time ms':>10} {'x sdpa':>8} {'peak MB':>9} {'x sdpa':>7} "
+              f"{'GFLOP/s':>8} {'x matmul':>8}")
     lines += [header, "-" * len(header)]
     ref_peak = {r["n"]: r["peak_mb"] for r in records if (r["activation"], r["path"]) == ("softmax", "sdpa")}
+    shown = set()
     for r in records:
+        mm = r.get("matmul_gflop_s")
+        if mm is not None and r["n"] not in shown:
+            shown.add(r["n"])
+            lines.append(f"{r['n']:>6}  {'float32 matmul':<18} {'':<8} {'':>10} {'':>8} {'':>9} {'':>7} "
+                         f"{mm:>8.1f} {1.0:>8.2f}")
         ratio = "" if r["ratio_to_sdpa"] is None else f"{r['ratio_to_sdpa']:.2f}"
         peak = "" if r["peak_mb"] is None else f"{r['peak_mb']:.1f}"
         rp = ref_peak.get(r["n"])
         peak_ratio = "" if r["peak_mb"] is None or not rp else f"{r['peak_mb'] / rp:.2f}"
+        rate = "" if r.get("gflop_s") is None else f"{r['gflop_s']:.1f}"
+        frac = "" if r.get("matmul_fraction") is None else f"{r['matmul_fraction']:.2f}"
         lines.append(f"{r['n']:>6}  {r['activation']:<18} {r['path']:<8} {r['time_ms']:>10.2f} {ratio:>8} "
-                     f"{peak:>9} {peak_ratio:>7}")
+                     f"{peak:>9} {peak_ratio:>7} {rate:>8} {frac:>8}")
     return "\n".join(lines)
 
 
@@ -362,6 +429,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--sample", type=float, default=0.05, help="seconds per timed sample (short calls repeat)")
     a.add_argument("--naive-max-n", type=int, default=NAIVE_MAX_N)
     a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
+    a.add_argument("--matmul", action="store_true",
+                   help="also time a float32 matrix product of matched size in the same rounds, and report "
+                        "each path's GFLOP/s as a fraction of its rate")
     a.add_argument("--threads", type=int, default=1)
     a.add_argument("--json", default=None, help="write the records to this file")
     t = sub.add_parser("train", help="training throughput per activation vs softmax (ViT or the LRA model)")
@@ -386,7 +456,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parser.error(f"--paths: unknown path(s) {sorted(set(paths) - set(BENCH_PATHS))}")
         records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
                                       args.causal, args.rounds, args.round_budget, not args.no_memory,
-                                      args.naive_max_n, args.threads, progress=progress, sample_s=args.sample)
+                                      args.naive_max_n, args.threads, progress=progress, sample_s=args.sample,
+                                      matmul=args.matmul)
         settings = {"batch": args.batch, "heads": args.heads, "head dim": args.head_dim,
                     "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
         print(format_attention_table(records, settings))

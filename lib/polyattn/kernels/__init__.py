@@ -13,7 +13,7 @@ to the naive path.  Two paths:
              extension built on first use (:mod:`polyattn.kernels.compiled`).
 
 ``path="auto"`` picks the cheaper one from the shapes (see :func:`choose_path`); it takes
-the compiled path only where it was measured faster and the extension builds.
+the compiled path only where it was measured faster (causal or not) and the extension builds.
 """
 from __future__ import annotations
 
@@ -44,6 +44,25 @@ LINEAR_P2_FEATURE_RATIO_CAUSAL = 8.0
 #: linear form, itself in C++ where the extension builds, 1.04x, 0.52x, 0.58x, 0.30x at N = 64,
 #: 128, 256, 512).
 COMPILED_P1_MAX_N = 128
+#: Non-causal poly attention on the CPU: ``auto`` takes the compiled path wherever it would take
+#: the blocked one, for p <= ``COMPILED_MAX_DEGREE`` and from this many keys on.  Measured under
+#: load (1 thread, forward + backward, median over 7-21 interleaved rounds of the paired ratio
+#: compiled / blocked time), p = 3: d = 32, batch-heads 32: 0.81-0.93 at every N from 48 to 4096
+#: (0.86 at 4096, where compiled takes 0.89x SDPA's time and blocked 1.06x); batch-heads 2:
+#: 0.74-0.89 from N = 64 to 4096; batch-heads 128: 0.76-0.87 from N = 40 to 64; d = 64: 0.86-0.90
+#: from N = 48 to 1024; d = 16: 0.78-0.80 at N = 48-64; the micro ViT's shape (batch-heads 512,
+#: d = 16, N = 50): 0.77-0.85; p = 2, d = 32, batch-heads 32: 0.79-0.91 from N = 48 to 1024; fewer or more
+#: queries than keys (Nq x Nk = 1 x 256, 8 x 1024, 16 x 64, 256 x 64): 0.87-0.94.  With
+#: fewer keys and many heads the blocked path's one product over all heads wins or ties
+#: (batch-heads 128, d = 32: 1.23 at N = 8, 0.97-1.11 at N = 16, 0.96-1.01 at N = 24, 0.88-0.93 at
+#: N = 32; batch-heads 32: 0.86 and 1.04 in two runs at N = 32; batch-heads 512, d = 16: 1.11 at N = 16).
+#: The linear forms keep their shapes: p = 1 (compiled / linear: 1.02 at N = 32, 1.34 at 64, 2.2 at 128,
+#: 3.4 at 256) and p = 2 from ``LINEAR_P2_FEATURE_RATIO`` F keys on (compiled / linear: 0.80 at N = 1024,
+#: 1.85 at 2048, 4.0 at 4096).
+COMPILED_MIN_KEYS = 48
+#: ... and p above it stays blocked: its power is a loop over the exponent (p = 4: 1.18-1.22 at
+#: N = 48-64, 0.87-0.88 from N = 128; p = 5: 0.99-1.00 at N = 48-64).
+COMPILED_MAX_DEGREE = 3
 
 
 def linear_degree(act) -> Optional[int]:
@@ -57,7 +76,10 @@ def linear_degree(act) -> Optional[int]:
 def choose_path(act, n_q: int, n_k: int, head_dim: int, causal: bool = False, compiled: bool = False) -> str:
     """``blocked``, ``linear`` or ``compiled``: the path ``auto`` takes for these shapes.
 
-    ``compiled``: whether the compiled path may be taken (CPU inputs, extension built).
+    ``compiled``: whether the compiled path may be taken (CPU inputs, extension built).  Causal:
+    wherever the blocked path would be taken, and for p = 1 up to ``COMPILED_P1_MAX_N`` keys;
+    non-causal: wherever the blocked path would be taken, for p <= ``COMPILED_MAX_DEGREE`` and
+    at least ``COMPILED_MIN_KEYS`` keys.
     """
     p = linear_degree(act)
     if p == 1:      # measured (1 thread, d = 32): as fast as blocked from N = 8 on, causal or not
@@ -67,8 +89,11 @@ def choose_path(act, n_q: int, n_k: int, head_dim: int, causal: bool = False, co
         path = "linear" if n_k >= ratio * feature_dim(head_dim, 2) else "blocked"
     else:           # p = 3: its feature map (C(d + 2, 3) features) is measured in chapter 08, never chosen
         path = "blocked"
-    if compiled and causal and _compiled.power_degree(act) is not None:
-        if path == "blocked" or (p == 1 and n_k <= COMPILED_P1_MAX_N):
+    degree = _compiled.power_degree(act)
+    if compiled and degree is not None:
+        if causal and (path == "blocked" or (p == 1 and n_k <= COMPILED_P1_MAX_N)):
+            return "compiled"
+        if not causal and path == "blocked" and degree <= COMPILED_MAX_DEGREE and n_k >= COMPILED_MIN_KEYS:
             return "compiled"
     return path
 
@@ -112,9 +137,11 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
                              f"got {tuple(key_padding_mask.shape)}")
         key_padding_mask = key_padding_mask.bool()
     if path == "auto":
-        compiled_ok = (causal and q.device.type == "cpu" and _compiled.power_degree(act) is not None
-                       and _compiled.auto_enabled())
-        path = choose_path(act, n_q, n_k, d, causal, compiled=compiled_ok)
+        # the choice first, the extension (built on first use) only when the choice needs it
+        may_compile = q.device.type == "cpu" and _compiled.power_degree(act) is not None
+        path = choose_path(act, n_q, n_k, d, causal, compiled=may_compile)
+        if path == "compiled" and not _compiled.auto_enabled():
+            path = choose_path(act, n_q, n_k, d, causal, compiled=False)
     n = row_counts(b, n_q, n_k, key_padding_mask, causal, n_mode, q.device)
     with torch.autocast(device_type=q.device.type, enabled=False):
         qf, kf, vf = q.float(), k.float(), v.float()
@@ -142,4 +169,5 @@ def fused_attention(q, k, v, act, key_padding_mask=None, causal=False, n_mode="r
 
 __all__ = ["fused_attention", "choose_path", "linear_degree", "blocked_attention", "linear_attention",
            "compiled_attention",
-           "block_sizes", "row_counts", "FAST_PATHS"]
+           "block_sizes", "row_counts", "FAST_PATHS", "COMPILED_P1_MAX_N", "COMPILED_MIN_KEYS",
+           "COMPILED_MAX_DEGREE"]
