@@ -90,10 +90,9 @@ def findings_markdown(verdicts: dict) -> str:
 
 
 def _p(p: float) -> str:
-    from ..claims.report import p_value
+    from ..claims.report import p_relation
 
-    s = p_value(p)
-    return s if s.startswith("<") else f"= {s}"
+    return p_relation(p)
 
 
 def answer_block(verdicts: dict | None = None, links: bool = False) -> str:

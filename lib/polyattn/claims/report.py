@@ -58,6 +58,24 @@ def _decimals(r: ComparisonResult) -> int:
     return 2 if margin >= 0.2 else 3
 
 
+def p_relation(p: float) -> str:
+    """"< 0.001" or "= 0.04": a p-value after the word p."""
+    s = p_value(p)
+    return s if s.startswith("<") else f"= {s}"
+
+
+_PLAIN = ((r"\lVert A \rVert_F", "‖A‖_F"), (r"\lVert A\rVert_F", "‖A‖_F"), (r"\sqrt{N}", "√N"), (r"\sqrt{T}", "√T"),
+          ("^3", "³"), ("^2", "²"), (r"\cdot", "·"), (r"\mathrm{softmax}", "softmax"), (r"\le ", "≤ "),
+          (r"\pm", "±"), ("$", ""))
+
+
+def plain(text: str) -> str:
+    """Markdown maths made plain Unicode, for places that do not render maths (captions, legends)."""
+    for a, b in _PLAIN:
+        text = text.replace(a, b)
+    return text
+
+
 def interval(r: ComparisonResult, level: int = 95) -> str:
     lo, hi = (r.ci_low, r.ci_high) if level == 95 else (r.ci90_low, r.ci90_high)
     d = _decimals(r)
@@ -99,9 +117,9 @@ def sentence(v: ClaimVerdict) -> str:
         if r.n < 2:
             continue
         res = r.result + r.qualifier
-        extra = f", Holm p = {p_value(r.holm_p)}" if r.result in ("worse", "better") or r.qualifier else ""
+        extra = f", Holm p {p_relation(r.holm_p)}" if r.result in ("worse", "better") or r.qualifier else ""
         if r.result == "equivalent":
-            extra += f", 90% interval {interval(r, 90)} inside ±{number(v.claim.margin)}"
+            extra += f", 90% interval {interval(r, 90)} inside ±{v.claim.margin:.3g}"
         parts.append(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs{extra}), {res}")
     stored, planned = v.runs_stored
     text = f"**{v.form}**. " + ("; ".join(parts) if parts else "No comparison has two paired runs yet")
@@ -109,7 +127,7 @@ def sentence(v: ClaimVerdict) -> str:
         text += f" ({stored} of {planned} planned pairs stored)"
     if v.form == "inconclusive at this power" and v.detectable:
         text += f"; these seeds detect about ±{number(v.detectable)}"
-    text += f". Margin ±{number(v.claim.margin)}"
+    text += f". Margin ±{v.claim.margin:.3g}"
     if v.claim.scale:
         text += f"; {v.claim.scale}"
     text += "."

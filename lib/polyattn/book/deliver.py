@@ -1,0 +1,57 @@
+"""A chapter's verdict on a registered claim, computed by the one rule and glued for the page.
+
+    v = deliver("lra_fixed_scale")      # glues claim_lra_fixed_scale (a Markdown sentence) and
+    v.table                              # ..._form; a styled table of the claim's comparisons
+
+When the claim also has a row in the intro's verdict table (``polyattn.book.claims.CLAIMS``), the
+same sentence and form are delivered there, so the chapter, the intro and the README agree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+
+@dataclass
+class Delivered:
+    verdict: object  # polyattn.claims.evaluate.ClaimVerdict
+    sentence: str
+    table: object    # a pandas Styler
+
+
+TABLE_STYLE = [{"selector": "th, td", "props": "padding: 0.25em 0.6em; text-align: left; vertical-align: top"},
+               {"selector": "th", "props": "font-weight: 600"}]
+
+
+def styled(rows: list[dict], caption: str = "") -> "pd.io.formats.style.Styler":
+    """A table for people: no index, padding between cells, an optional caption."""
+    frame = pd.DataFrame(rows)
+    sty = frame.style.hide(axis="index").set_table_styles(TABLE_STYLE)
+    return sty.set_caption(caption) if caption else sty
+
+
+def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
+    """Evaluate a registered claim from the stored records, glue its sentence and form, and
+    deliver them to the intro's verdict row of the same id when there is one."""
+    from ..claims.evaluate import evaluate
+    from ..claims.report import comparison_rows, plain, sentence
+    from .claims import CLAIM_IDS, verdict
+
+    v = evaluate(claim_id)
+    text = sentence(v)
+    body = text.split("**. ", 1)[1] if text.startswith("**") else text
+    if glue_it:
+        from IPython.display import Markdown
+        from myst_nb import glue
+
+        glue(f"claim_{claim_id}", Markdown(text), display=False)
+        glue(f"claim_{claim_id}_form", v.form, display=False)
+        if claim_id in CLAIM_IDS:
+            verdict(claim_id, body, form=v.form)
+    rows = [{k: r[k] for k in ("Comparison", "Pairs", "Difference [95% CI]", "90% CI", "Holm p", "TOST p", "Result")}
+            for r in comparison_rows(v)]
+    caption = (f"{plain(v.claim.statement)}: margin ±{v.claim.margin:g}, α = {v.claim.alpha:g}, "
+               f"Holm over {'the claim' if v.claim.family is None else v.claim.family}'s comparisons; "
+               f"{v.claim.scale}")
+    return Delivered(v, text, styled(rows, caption))

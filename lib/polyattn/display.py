@@ -1,0 +1,79 @@
+"""Human names for what the library calls by short specs: activations, metrics, columns.
+
+Specs stay in code and records; every table, legend, caption and generated sentence a reader
+sees goes through :func:`name` (plain Unicode) or :func:`math` (MyST maths).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+#: Activation spec -> (plain Unicode name, MyST maths name).
+_NAMES = {
+    "softmax": ("softmax", "\\mathrm{softmax}"),
+    "poly:p=3": ("x³/√N", "x^3/\\sqrt{N}"),
+    "poly:p=3,c=1/14": ("x³/14", "x^3/14"),
+    "poly:p=3,c=1": ("x³ (unscaled)", "x^3"),
+    "poly:p=1": ("x/√N", "x/\\sqrt{N}"),
+    "poly:p=2": ("x²/√N", "x^2/\\sqrt{N}"),
+    "poly:p=1,c=1/14": ("x/14", "x/14"),
+    "poly_learned:p=2": ("g·x²/√N (learned g)", "g_h\\,x^2/\\sqrt{N}"),
+    "poly_cap:p=3": ("x³/√N, rows capped at norm 1", "x^3/\\sqrt{N}\\text{, capped}"),
+    "relu_n": ("ReLU/N", "\\mathrm{ReLU}/N"),
+    "relu2_n": ("ReLU²/N", "\\mathrm{ReLU}^2/N"),
+    "relu2_norm": ("Poly2 (ReLU² / row sum)", "\\mathrm{ReLU}^2/\\textstyle\\sum"),
+    "sigmoid": ("sigmoid", "\\sigma(s - \\log N)"),
+    "softpick": ("Softpick", "\\mathrm{Softpick}"),
+    "ssmax:s=0.43": ("SSMax", "\\mathrm{SSMax}"),
+    "poly_norm:p=2": ("x² / row sum", "x^2/\\textstyle\\sum x^2"),
+    "taylor_softmax": ("Taylor softmax", "\\text{Taylor softmax}"),
+    "periodic": ("periodic (sin²)", "\\text{periodic}"),
+    "power_softmax:p=2": ("Power-Softmax (p = 2)", "\\text{Power-Softmax } (p = 2)"),
+    "sa_softmax": ("SA-Softmax", "\\text{SA-Softmax}"),
+    "invsqrt": ("InvSqrt", "\\text{InvSqrt}"),
+    "polyak_sum": ("Polyak-Sum", "\\text{Polyak-Sum}"),
+}
+
+#: Column or metric name -> what a reader sees.
+COLUMNS = {
+    "test_acc": "test accuracy (%)", "mean_diff": "difference", "ci_low": "95% CI low", "ci_high": "95% CI high",
+    "t_p": "p", "p_holm": "Holm p", "tost_p": "TOST p", "mde": "detectable effect", "n_pairs": "pairs",
+    "fro_over_sqrt_n": "‖A‖_F/√N", "attn_fro_over_sqrt_n": "‖A‖_F/√N", "frac_negative": "share negative",
+    "act_jac_fro": "‖∂A/∂S‖_F", "grad_attn_fro": "‖∂L/∂A‖_F", "test_bpc": "test bits/char",
+    "val_bpc": "validation bits/char", "chi2_red": "reduced χ²", "n_rule": "what N counts",
+}
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def name(spec: str) -> str:
+    """The plain-Unicode name of an activation spec (``poly:p=3`` -> ``x³/√N``)."""
+    if spec in _NAMES:
+        return _NAMES[spec][0]
+    from . import activations
+
+    act = activations.get(spec)
+    if act.family == "poly":
+        p = int(act.params["p"])
+        power = "x" if p == 1 else "x" + str(p).translate(_SUPERSCRIPT)
+        c = act.params.get("c")
+        if c is None:
+            return f"{power}/√N"
+        frac = Fraction(c)
+        if frac == 1:
+            return f"{power} (unscaled)"
+        return f"{power}/{frac.denominator}" if frac.numerator == 1 else f"{c}·{power}"
+    if act.family == "softmax":
+        return f"{act.params['k']}·softmax"
+    if act.family == "power_softmax":
+        return f"Power-Softmax (p = {act.params['p']})"
+    if act.family == "poly_odd":
+        p = int(act.params["p"])
+        return f"x·|x|{str(p - 1).translate(_SUPERSCRIPT)}/√N (odd x{str(p).translate(_SUPERSCRIPT)})"
+    if act.family == "sa_softmax_norm":
+        return "SA-Softmax (normalised)"
+    return act.spec
+
+
+def column(key: str) -> str:
+    """A readable column name (the key itself when none is registered)."""
+    return COLUMNS.get(key, key.replace("_", " "))

@@ -1,0 +1,20 @@
+import re
+
+from polyattn import display
+from polyattn.activations import BOOK_SPECS
+from polyattn.activations_extra import EXTRA_SPECS
+
+
+def test_every_book_spec_has_a_human_name_without_spec_syntax():
+    for spec in BOOK_SPECS + EXTRA_SPECS:
+        n = display.name(spec)
+        assert ":" not in n and not re.search(r"\w=\w", n), (spec, n)
+
+
+def test_polynomial_names_follow_their_scale():
+    assert display.name("poly:p=3") == "x³/√N"
+    assert display.name("poly:p=3,c=1/14") == "x³/14"
+    assert display.name("poly:p=5,c=1/8") == "x⁵/8"
+    assert display.name("poly:p=7") == "x⁷/√N"
+    assert display.name("poly:p=3,c=1") == "x³ (unscaled)"
+    assert display.column("tost_p") == "TOST p" and display.column("some_key") == "some key"
