@@ -137,7 +137,7 @@ DETECTION = RegisteredClaim(
     "Detection and instance segmentation: $x^3$ attention is near-identical to softmax",
     "paper; review ICLR 2026", "10_architectures",
     comparisons=tuple(
-        _c(f"{name}_{m}", f"{label} − softmax, {m.replace('_', ' ')}", "detection_proxy", act, _SM, "equivalent",
+        _c(f"{name}_{m}", f"{label} − softmax, {m.replace('_ap', ' AP')}", "detection_proxy", act, _SM, "equivalent",
            metric=m)
         for name, act, label in (("cube_sqrt_n", _CUBE_SQRT_N, "x³/√N"), ("cube_14", _CUBE_14, "x³/14"))
         for m in ("box_ap", "mask_ap")),
