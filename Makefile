@@ -21,7 +21,7 @@ export DEBIAN_FRONTEND := noninteractive
 APT := $(shell if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo apt-get; \
          elif command -v sudo >/dev/null && sudo -n true 2>/dev/null && command -v apt-get >/dev/null; then echo "sudo -n apt-get"; fi)
 
-.PHONY: setup book test system-data system-browser system-compiler clean help
+.PHONY: setup book test system-data system-browser system-compiler system-fonts clean help
 
 help:
 	@echo "make book    execute the chapters (PRESET=$(PRESET)) and build _build/html/index.html"
@@ -74,6 +74,20 @@ system-compiler:
 	  echo "         install it as root: apt-get install g++"; \
 	fi
 
+# The figures' Chinese titles (chapter 07) and symbols such as the double-struck E need a font
+# that covers them: Debian's fonts-wqy-microhei (plotting.setup() falls back when it is absent).
+WQY_FONT := /usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+system-fonts:
+	@if [ -f $(WQY_FONT) ]; then :; \
+	elif [ -n "$(APT)" ]; then \
+	  echo "installing fonts-wqy-microhei with apt-get"; \
+	  ( $(APT) update -qq && $(APT) install -y -qq fonts-wqy-microhei >/dev/null ) || \
+	    echo "WARNING: apt-get could not install fonts-wqy-microhei; figures fall back to DejaVu Sans (no Chinese glyphs)"; \
+	else \
+	  echo "WARNING: $(WQY_FONT) is missing and apt-get cannot be used here; figures fall back to DejaVu Sans."; \
+	  echo "         install it as root: apt-get install fonts-wqy-microhei"; \
+	fi
+
 # The browser check drives Debian's chromium through chromium-driver.
 system-browser:
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
@@ -86,10 +100,10 @@ system-browser:
 	  echo "         install them as root: apt-get install chromium chromium-driver"; \
 	fi
 
-book: setup
+book: setup system-fonts
 	$(PY) -m polyattn.book --preset $(PRESET)
 
-test: setup system-browser
+test: setup system-fonts system-browser
 	$(PY) -m ruff check lib tests
 	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS) tests
 

@@ -51,6 +51,19 @@ def test_setup_outside_ipython_sets_theme():
     assert matplotlib.rcParams["svg.fonttype"] == "none"
 
 
+def test_setup_adds_installed_fallback_fonts_after_the_theme_font_and_skips_absent_ones(monkeypatch):
+    monkeypatch.setattr(plotting, "FALLBACK_FONTS", (("No Such Font At All", "/no/such/font.ttf"),))
+    plotting.setup()
+    assert "No Such Font At All" not in matplotlib.rcParams["font.family"]
+    from matplotlib import font_manager
+
+    present = font_manager.fontManager.ttflist[0].name
+    monkeypatch.setattr(plotting, "FALLBACK_FONTS", ((present, "/no/such/font.ttf"),))
+    plotting.setup()
+    families = matplotlib.rcParams["font.family"]
+    assert families[-1] == present and families.count(present) == 1
+
+
 def test_stamp_writes_preset_and_warns_under_smoke():
     fig, ax = plt.subplots()
     t = plotting.stamp(ax, "smoke", "8 seeds")

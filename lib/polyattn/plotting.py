@@ -108,6 +108,35 @@ def activation_palette(specs: Iterable[str]) -> dict[str, str]:
     return {s: activation_color(s) for s in activation_order(specs)}
 
 
+#: Fonts tried after the theme's own for glyphs it lacks (chapter 07's Chinese titles), with the
+#: file Debian installs them to (fonts-wqy-microhei, fonts-noto-cjk); each is used only when present.
+FALLBACK_FONTS = (
+    ("WenQuanYi Micro Hei", "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"),
+    ("Noto Sans CJK SC", "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"),
+)
+
+
+def _fallback_fonts() -> list[str]:
+    """The installed fonts of :data:`FALLBACK_FONTS`, in order (none when none is installed).
+
+    A font installed after matplotlib cached its font list is added from its file.
+    """
+    from pathlib import Path
+
+    from matplotlib import font_manager
+
+    found = []
+    for family, path in FALLBACK_FONTS:
+        if family not in {f.name for f in font_manager.fontManager.ttflist} and Path(path).is_file():
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):
+                continue
+        if family in {f.name for f in font_manager.fontManager.ttflist}:
+            found.append(family)
+    return found
+
+
 def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
     """Set the book's seaborn theme; in IPython also switch inline figures to SVG."""
     sns.set_theme(context=context, style="whitegrid", font_scale=font_scale)
@@ -119,6 +148,11 @@ def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
         "legend.fontsize": "small",
         "svg.fonttype": "none",
     })
+    # matplotlib takes a glyph missing from the first family from the next one of font.family
+    fallback = _fallback_fonts()
+    if fallback:
+        families = [f for f in matplotlib.rcParams["font.family"] if f not in fallback]
+        matplotlib.rcParams["font.family"] = families + fallback
     try:
         from IPython import get_ipython
     except ImportError:  # plain Python: nothing inline to configure
