@@ -517,6 +517,83 @@ def _wait(driver, script, timeout=30.0):
     return False
 
 
+# What a reader sees on a page, gathered in one script per page: the visible text of the article
+# outside code (cell inputs, inline code, literal blocks, rendered maths; a cell's printed output
+# counts), block by block; every visible table with its width against its container and the
+# article; and where the intro's answer table starts.
+_READER_VIEW_JS = r"""
+const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+const skip = 'code, .cell_input, script, style, mjx-container, .math, .MathJax, svg, .headerlink';
+const block = 'p, li, td, th, caption, figcaption, h1, h2, h3, h4, h5, h6, dt, dd, summary, div, section, article';
+const shown = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const texts = new Map();
+const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const parent = n.parentElement;
+  if (!parent || parent.closest(skip) || !shown(parent)) continue;
+  const pre = parent.closest('pre, div.highlight');  // a literal block is code; a cell's printed output is not
+  if (pre && !pre.closest('.cell_output')) continue;
+  const owner = parent.closest(block) || article;
+  texts.set(owner, (texts.get(owner) || '') + n.data);
+}
+const a = article.getBoundingClientRect();
+const tables = Array.from(article.querySelectorAll('table')).filter(shown).map(t => {
+  const box = t.parentElement;
+  const r = t.getBoundingClientRect();
+  return {where: (t.innerText || '').replace(/\s+/g, ' ').trim().slice(0, 80),
+          width: t.scrollWidth, container: box.clientWidth, overflow: getComputedStyle(box).overflowX,
+          right: r.right, article_right: a.right, article_width: a.width};
+});
+let answer = null;
+const heading = Array.from(article.querySelectorAll('h1, h2, h3'))
+  .find(h => h.textContent.trim().replace(/#$/, '').trim() === 'The answer');
+if (heading) {
+  const later = Array.from(article.querySelectorAll('table'))
+    .find(t => heading.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING);
+  const row = later && (later.querySelector('tbody tr') || later);
+  answer = later ? {top: later.getBoundingClientRect().top + window.scrollY,
+                    first_row_bottom: row.getBoundingClientRect().bottom + window.scrollY, screen: window.innerHeight,
+                    where: (later.innerText || '').replace(/\s+/g, ' ').trim().slice(0, 80)} : {top: null};
+}
+return JSON.stringify({blocks: Array.from(texts.values()), tables: tables, answer: answer});
+"""
+
+#: What must not reach a reader's eye outside code: TeX left unrendered, a Python repr of a
+#: sentence, pandas' raw float format, a backtick of Markdown that was pasted as plain text.
+_RAW_TEXT = (
+    ("TeX between dollar signs", re.compile(r"\$[^$\n]*[\\^_{}][^$\n]*\$")),
+    ("a TeX command", re.compile(r"\\[A-Za-z]+")),
+    # a quoted sentence carrying maths or escapes, or a block that is nothing but a quoted sentence
+    ("a Python repr of a string", re.compile(r"""['"\u2018\u201c][^'"\u2019\u201d]*?(?:\$|\\)[^'"\u2019\u201d]*['"\u2019\u201d]"""
+                                             r"""|^['"\u2018\u201c][^'"\u2019\u201d]{20,}['"\u2019\u201d]$""")),
+    ("an unformatted float", re.compile(r"\b\d\.\d{4,}e[+-]?\d+\b|\b\d+\.\d{7,}\b")),
+    ("a literal backtick", re.compile(r"`")),
+)
+
+
+def _where(text, start, width=80):
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[max(0, start - 20):][:width] if start > 20 else text[:width]
+
+
+def _reader_view_problems(page, view, slack=4):
+    """Problems of what a reader sees on `page`, each as 'page: what, where (first 80 characters)'."""
+    problems = []
+    for raw in view["blocks"]:
+        text = re.sub(r"\s+", " ", raw).strip()
+        if not text:
+            continue
+        found = [(what, m) for what, pattern in _RAW_TEXT if (m := pattern.search(text))]
+        if found:
+            first = min(m.start() for _, m in found)
+            problems.append(f"{page}: {', '.join(w for w, _ in found)} in the text, at {_where(text, first)!r}")
+    for t in view["tables"]:
+        if t["width"] > t["container"] + slack or t["right"] > t["article_right"] + slack:
+            column = min(t["container"], round(t["article_width"]))
+            problems.append(f"{page}: a table {t['width']}px wide in a column of {column}px, at {t['where']!r}")
+    return problems
+
+
 @pytest.mark.slow
 @pytest.mark.book
 def test_every_page_renders_in_chromium(served_site, browser):
@@ -555,6 +632,19 @@ def test_every_page_renders_in_chromium(served_site, browser):
             problems.append(f"{page}: images not loaded: {broken}")
         if "Error response" in browser.title or "404" in browser.title:
             problems.append(f"{page}: not served ({browser.title})")
+        # what the reader sees: at a 1280x900 window, so that "the first screen" is that window's
+        browser.set_window_size(1280, 900)
+        view = json.loads(browser.execute_script(_READER_VIEW_JS))
+        problems += _reader_view_problems(page, view)
+        if page == "intro.html":
+            answer = view["answer"]
+            if answer is None:
+                problems.append(f"{page}: no heading 'The answer'")
+            elif answer["top"] is None:
+                problems.append(f"{page}: no table after the heading 'The answer'")
+            elif answer["first_row_bottom"] > answer["screen"]:
+                problems.append(f"{page}: the answer table's first row ends {round(answer['first_row_bottom'])}px down, "
+                                f"below the first screen of {answer['screen']}px, at {answer['where']!r}")
         height = browser.execute_script("return Math.min(document.body.scrollHeight, 12000)")
         browser.set_window_size(1280, max(800, int(height)))
         browser.save_screenshot(str(shots / f"{name}.png"))
@@ -568,7 +658,7 @@ def test_every_page_renders_in_chromium(served_site, browser):
         severe = [m for m in severe if not (icons and m.split(" ", 1)[0].endswith("/favicon.ico"))]
         if severe:
             problems.append(f"{page}: console errors: {severe}")
-    assert not problems, "\n".join(problems)
+    assert not problems, f"{len(problems)} problems on the pages:\n" + "\n".join(problems)
 
 
 # --- the README's findings block: one source with the verdict table ---------------------------
