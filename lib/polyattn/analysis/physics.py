@@ -218,18 +218,37 @@ def poly_claim(final: pd.DataFrame, diffs: pd.DataFrame, candidate: str = "x^3/s
 
 def seed_claim(table: pd.DataFrame, variants: Sequence[str] = ("softmax",)) -> dict:
     """The verdict on seed sensitivity from :func:`error_table`: ``holds`` when a PINNsFormer
-    variant of ``variants`` is seed-sensitive on some PDE; ``fails`` when none is on any PDE
-    and each has at least 3 seeds there; ``inconclusive at this scale`` otherwise.  Returns
-    ``form``, ``sensitive`` (rows of the table that are) and ``checked`` (the rows read)."""
+    variant of ``variants`` is seed-sensitive on some PDE (its seeds disagree); otherwise a
+    handful of seeds that all agree cannot show the opposite: every seed solving a problem (0
+    failures in n) leaves failure rates up to the exact interval's upper end possible, so the
+    form is ``inconclusive at this power`` when each problem has at least 3 seeds (the rates
+    the seeds leave open are in ``rates``), ``inconclusive at this scale`` with fewer.  Returns
+    ``form``, ``sensitive`` (rows of the table that are), ``checked`` (the rows read) and
+    ``rates`` (per checked row: failures, seeds and the 95% exact interval of the failure rate)."""
     rows = table[table["variant"].isin(variants)]
     sensitive = rows[rows["seed_sensitive"]]
     if len(sensitive):
         form = "holds"
     elif len(rows) and (rows["n_seeds"] >= 3).all():
-        form = "fails"
+        form = "inconclusive at this power"
     else:
         form = "inconclusive at this scale"
-    return {"form": form, "sensitive": sensitive.reset_index(drop=True), "checked": rows.reset_index(drop=True)}
+    rates = [{"pde": r["pde"], "variant": r["variant"], "failed": int(r["n_failed"]), "seeds": int(r["n_seeds"]),
+              "low": float(r["fail_ci_low"]), "high": float(r["fail_ci_high"])} for _, r in rows.iterrows()]
+    return {"form": form, "sensitive": sensitive.reset_index(drop=True), "checked": rows.reset_index(drop=True),
+            "rates": rates}
+
+
+def rate_text(rate: dict) -> str:
+    """"convection: 0 of 5 seeds fail (failure rates up to 52% not excluded)": what a few seeds say."""
+    k, n = rate["failed"], rate["seeds"]
+    if k == 0:
+        open_ = f"failure rates up to {100 * rate['high']:.0f}% not excluded"
+    elif k == n:
+        open_ = f"success rates up to {100 * (1 - rate['low']):.0f}% not excluded"
+    else:
+        open_ = f"failure rate {100 * rate['low']:.0f}% to {100 * rate['high']:.0f}%"
+    return f"{rate['pde']}: {k} of {n} seeds fail ({open_})"
 
 
 def attention_maps(records: Iterable[dict]) -> pd.DataFrame:

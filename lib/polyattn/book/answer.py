@@ -138,8 +138,11 @@ def replace_answer(readme_text: str, block: str) -> str:
 
 
 def write_answer(root: Path = REPO_ROOT) -> bool:
-    """Write the README's answer block from the stored records; True when it changed."""
+    """Write the README's answer block from the stored records; True when it changed (a tree
+    whose README has no answer markers is left alone)."""
     readme = Path(root) / "README.md"
+    if not readme.exists() or ANSWER_START not in readme.read_text():
+        return False
     text = readme.read_text()
     new = replace_answer(text, answer_block())
     if new != text:
