@@ -57,6 +57,45 @@ def _cost_class(config) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in config_dict(config).items() if k not in ("activation", "seed")))
 
 
+#: Fields that change how long a run takes only through how much it trains (or not at all): two
+#: configs that differ only in these share a *shape*, whose cost per unit of training is one rate.
+_RATE_FREE = ("activation", "seed", "experiment", "epochs", "train_subset", "probe_every", "clip_grad",
+              "weight_decay", "qk_weight_decay", "qk_init_scale", "qk_norm", "n_mode", "eval_every", "warmup_epochs",
+              "lr", "min_lr", "label_smoothing", "drop_path")
+
+
+def _shape(config) -> tuple:
+    from ..results import config_dict
+
+    return tuple(sorted((k, repr(v)) for k, v in config_dict(config).items() if k not in _RATE_FREE))
+
+
+def _work(config) -> float:
+    """How much a run trains, in the unit its shape's rate is measured in (epochs x examples)."""
+    return float(config.epochs) * float(config.train_subset or 1)
+
+
+def measured_rates(root: Path = REPO_ROOT) -> dict:
+    """Per shape, the seconds per unit of work of every stored evidence record (all grids)."""
+    from ..experiments import GRIDS
+    from ..results import InvalidRecord, load, record_path
+
+    rates: dict[tuple, list[float]] = {}
+    for name in sorted(GRIDS):
+        for c in GRIDS[name]("book", None):
+            path = record_path(c, Path(root) / "data" / "results")
+            if not path.exists():
+                continue
+            try:
+                rec = load(path, c, evidence=True)
+            except InvalidRecord:
+                continue
+            wall = float(rec["provenance"].get("wall_s") or 0.0)
+            if wall > 0:
+                rates.setdefault(_shape(c), []).append(wall / _work(c))
+    return {k: sum(v) / len(v) for k, v in rates.items()}
+
+
 def _core_hours(stored: float, missing_costs: list) -> tuple[str, str]:
     """The two cost columns: core-hours of the stored runs, and an estimate for the missing ones
     (each at the mean of the stored runs of its cost class; a lower bound when some have none)."""
@@ -84,6 +123,7 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
         if e.kind == "notebook":
             for grid in declared_results(read_notebook(e.source)):
                 readers.setdefault(grid, []).append(e.name)
+    rates = measured_rates(root)
     rows = []
     for name in sorted(GRIDS):
         configs = GRIDS[name]("book", None)
@@ -102,7 +142,11 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
                 walls.setdefault(_cost_class(c), []).append(float(rec["provenance"].get("wall_s") or 0.0))
         found = len(configs) - len(missing)
         per_class = {k: sum(v) / len(v) for k, v in walls.items()}
-        stored_h, todo_h = _core_hours(sum(map(sum, walls.values())), [per_class.get(_cost_class(c)) for c in missing])
+        # a missing run costs what stored runs of its class took; without one, its shape's measured
+        # rate (seconds per epoch and example, from any grid's runs of the same model and data) times its work
+        costs = [per_class.get(_cost_class(c)) if _cost_class(c) in per_class
+                 else (rates[_shape(c)] * _work(c) if _shape(c) in rates else None) for c in missing]
+        stored_h, todo_h = _core_hours(sum(map(sum, walls.values())), costs)
         rows.append({"grid": name, "book runs": len(configs), "stored": found,
                      "state": "complete" if found == len(configs) else f"{len(configs) - found} to run",
                      "core-hours stored": stored_h, "core-hours to run (est.)": todo_h,
