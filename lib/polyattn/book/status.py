@@ -176,8 +176,13 @@ def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
 
 
 def records_markdown(root: Path = REPO_ROOT) -> str:
+    """The records table for the status page: the counts and the state share one cell, so that
+    the table fits the page's column."""
     rows = records_table(root)
-    return _markdown_table(list(rows[0]) if rows else ["grid"], [list(r.values()) for r in rows])
+    header = ["grid", "stored of book runs", "core-hours: stored; to run (est.)", "read by"]
+    return _markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
+                                     f"{r['core-hours stored']}; {r['core-hours to run (est.)']}", r["read by"]]
+                                    for r in rows])
 
 
 def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:
