@@ -10,7 +10,7 @@ cube, ``poly:p=3,c=1/14`` the paper's fixed 1/14, ``poly:p=1`` x/sqrt(N)).
 from __future__ import annotations
 
 from .register_book import BOOK_CLAIMS
-from .spec import Arm, Comparison, RegisteredClaim
+from .spec import RegisteredClaim, vs
 
 _SOFTMAX = {"activation": "softmax"}
 _CUBE_SQRT_N = {"activation": "poly:p=3"}
@@ -19,11 +19,7 @@ _CUBE_14 = {"activation": "poly:p=3,c=1/14"}
 _LINEAR_SQRT_N = {"activation": "poly:p=1"}
 
 
-def _vs(grid: str, candidate: dict, baseline: dict, cid: str, label: str, expect: str, *,
-        baseline_grid: str | None = None, tier: str = "main", metric: str = "test_acc",
-        transform: str = "identity") -> Comparison:
-    return Comparison(cid, label, Arm(grid, candidate), Arm(baseline_grid or grid, baseline), expect,
-                      metric=metric, tier=tier, transform=transform)
+_vs = vs
 
 
 # --- gradient clipping: Table 1's recipe with clip_grad = 0 (the paper does not clip) -------------

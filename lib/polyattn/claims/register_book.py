@@ -10,17 +10,15 @@ from __future__ import annotations
 import math
 
 from ..experiments.lra import BOOK_TRIALS
-from .spec import Arm, Comparison, RegisteredClaim
+from .spec import RegisteredClaim, vs
 
 #: Fashion-MNIST's test classes are balanced: guessing and the majority class both score 10%.
 FASHION_MNIST_CHANCE = 10.0
 _SM = {"activation": "softmax"}
 
 
-def _c(cid, label, grid, cand, base, expect, *, metric="test_acc", tier="main", transform="identity",
-       pool_over=(), chance=None, base_grid=None):
-    return Comparison(cid, label, Arm(grid, cand), Arm(base_grid or grid, base), expect, metric=metric, tier=tier,
-                      transform=transform, pool_over=tuple(pool_over), chance=chance)
+def _c(cid, label, grid, cand, base, expect, *, base_grid=None, pool_over=(), **kw):
+    return vs(grid, cand, base, cid, label, expect, baseline_grid=base_grid, pool_over=tuple(pool_over), **kw)
 
 
 _CUBE_SQRT_N = {"activation": "poly:p=3"}

@@ -61,6 +61,13 @@ class Comparison:
             raise ValueError(f"comparison {self.id!r}: transform must be one of {TRANSFORMS}, got {self.transform!r}")
 
 
+def vs(grid: str, candidate: dict, baseline: dict, cid: str, label: str, expect: str, *,
+       baseline_grid: Optional[str] = None, **kw) -> Comparison:
+    """A comparison of the runs of ``grid`` matching ``candidate`` against those matching
+    ``baseline`` (in ``baseline_grid`` when given); ``kw`` sets the other fields."""
+    return Comparison(cid, label, Arm(grid, candidate), Arm(baseline_grid or grid, baseline), expect, **kw)
+
+
 @dataclass(frozen=True)
 class RegisteredClaim:
     id: str
