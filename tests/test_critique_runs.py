@@ -154,3 +154,21 @@ def test_no_gradient_shrink_is_one_without_decay_and_a_power_at_a_constant_rate(
     assert R.no_gradient_shrink(cfg.replace(weight_decay=0.5, warmup_epochs=1.0), 100) > (1 - 0.005) ** 100
     with pytest.raises(ValueError, match="positive multiple of the 2 epoch"):
         R.no_gradient_shrink(cfg, 101)
+
+
+def test_the_powers_slope_leaves_out_runs_at_chance_when_asked():
+    import pandas as pd
+
+    from polyattn.analysis.critique_runs import power_slope
+
+    rows = []
+    for seed in range(3):
+        for p in range(1, 8):
+            acc = 0.10 if (p == 7 and seed < 2) else 0.80 - 0.02 * p + 0.002 * seed
+            rows.append({"activation": f"poly:p={p}", "seed": seed, "status": "ok", "test_acc": acc})
+    final = pd.DataFrame(rows)
+    with_chance = power_slope(final)
+    without = power_slope(final, chance=10.0)
+    assert without["excluded"] == [("poly:p=7", 0), ("poly:p=7", 1)]
+    assert without["slope"] == pytest.approx(-2.0, abs=1e-6)
+    assert with_chance["slope"] < without["slope"] - 1

@@ -47,16 +47,23 @@ def power_of(spec: str) -> tuple[int, bool]:
 
 
 def power_slope(final: pd.DataFrame, metric: str = "test_acc", scale: float = 100.0,
-                confidence: float = 0.95) -> dict:
+                confidence: float = 0.95, chance: float | None = None, band: float = 2.0) -> dict:
     """The least-squares slope of ``metric`` (times ``scale``: points for accuracy) against p over the
     plain powers ``poly:p=P``, within each seed; then the mean over seeds, its t interval and the
-    one-sample t-test of slope 0.  A seed with a diverged run, or with fewer than 3 powers, is left out."""
+    one-sample t-test of slope 0.  A seed with a diverged run, or with fewer than 3 powers, is left out.
+    With ``chance`` (in display units), runs within ``band`` of it learned nothing and are left out
+    of their seed's fit; ``excluded`` lists them as (activation, seed)."""
     from scipy import stats
 
     _require(final, ["activation", "seed", "status", metric], "power_slope")
     slopes = {}
+    excluded = []
     for seed, g in final.groupby("seed", sort=True):
         g = g[[_POWER.match(a) is not None and not power_of(a)[1] for a in g["activation"]]]
+        if chance is not None:
+            at_chance = (g[metric].astype(float) * scale - chance).abs() <= band
+            excluded += [(a, int(seed)) for a in g.loc[at_chance, "activation"]]
+            g = g[~at_chance]
         if len(g) < 3 or (g["status"] != "ok").any():
             continue
         p = np.array([power_of(a)[0] for a in g["activation"]], dtype=float)
@@ -64,7 +71,8 @@ def power_slope(final: pd.DataFrame, metric: str = "test_acc", scale: float = 10
     vals = np.array(list(slopes.values()))
     mean, lo, hi = t_interval(vals, confidence) if len(vals) else (np.nan, np.nan, np.nan)
     t_p = float(stats.ttest_1samp(vals, 0.0).pvalue) if len(vals) > 1 and vals.std() > 0 else np.nan
-    return {"slope": mean, "ci_low": lo, "ci_high": hi, "n_seeds": len(vals), "t_p": t_p, "per_seed": slopes}
+    return {"slope": mean, "ci_low": lo, "ci_high": hi, "n_seeds": len(vals), "t_p": t_p, "per_seed": slopes,
+            "excluded": excluded}
 
 
 def gradient_change(curves: pd.DataFrame, metric: str = "grad_attn_fro") -> pd.DataFrame:
