@@ -41,6 +41,8 @@ class BestConstant:
     theory_slope: float = -0.5
     n_boot: int = 0
     confidence: float = 0.95
+    #: bootstrap resamples drawn; those whose optima were censored at the grid's edge define no slope
+    n_tried: int = 0
     notes: list = field(default_factory=list)
     metric: dict = field(default_factory=dict)
 
@@ -228,6 +230,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
                 stars.append(np.nan if edge else c_star)
             boots.append(_fit_slope(ns, stars))
     boots = np.asarray(boots, dtype=float)
+    n_tried = len(boots)
     boots = boots[np.isfinite(boots)]
     a = (1 - confidence) / 2
     ci = tuple(float(v) for v in np.quantile(boots, [a, 1 - a])) if len(boots) else (np.nan, np.nan)
@@ -235,7 +238,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
         notes.append("one seed per cell: no bootstrap interval for the slope")
     return BestConstant(table=table, cells=cells, slope=slope, slope_ci=ci, slope_grid=slope_grid,
                         direction=_direction(table["best_c"].to_numpy()), n_boot=len(boots),
-                        confidence=confidence, notes=notes, metric=metric.as_dict())
+                        confidence=confidence, notes=notes, metric=metric.as_dict(), n_tried=n_tried)
 
 
 #: The columns of :func:`best_constant_table` and the names it shows them under.
@@ -282,8 +285,15 @@ def scale_verdict(bc: BestConstant) -> str:
         lo, hi = bc.slope_ci
         fit = f"; the slope of log c* against log N is {bc.slope:+.2f}"
         if lo == lo and hi > lo:
-            consistent = "consistent with" if lo <= bc.theory_slope <= hi else "not consistent with"
-            fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}), {consistent} the -1/2 of c ∝ 1/sqrt(N)"
+            defined = (f"; {bc.n_boot} of {bc.n_tried} bootstrap resamples define a slope, the others put an "
+                       "optimum at the grid's edge" if bc.n_tried > bc.n_boot else "")
+            if lo <= bc.theory_slope <= hi and lo <= 0 <= hi:
+                reading = "as consistent with the -1/2 of c ∝ 1/sqrt(N) as with no change at all (0)"
+            elif lo <= bc.theory_slope <= hi:
+                reading = "consistent with the -1/2 of c ∝ 1/sqrt(N) and not with 0"
+            else:
+                reading = "not consistent with the -1/2 of c ∝ 1/sqrt(N)"
+            fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}{defined}), {reading}"
         elif lo == lo:
             fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
         else:
