@@ -205,6 +205,8 @@ def test_survey_claims_on_planted_answers():
 def test_combine_forms_and_short():
     assert C.combine_forms(["holds", "holds"]) == "holds"
     assert C.combine_forms(["holds", "fails"]) == "mixed"
+    assert C.combine_forms(["fails", "inconclusive at this power"]) == "not supported"
+    assert C.combine_forms(["holds", "inconclusive at this power"]) == "inconclusive at this power"
     assert C.combine_forms([]) == "inconclusive at this scale"
     f = C.variant_frame(planted({"Softpick": -0.3}))
     v = comparison_verdict(C.compare_variants(f).set_index("activation").loc["Softpick"])
@@ -220,3 +222,11 @@ def test_variant_colors_are_distinct_except_for_the_two_readings_of_n():
     assert colors[C.ROW] == colors[C.FIXED]
     others = [c for v, c in colors.items() if v != C.FIXED]
     assert len(set(others)) == len(others)
+
+
+def test_sa_softmax_at_4x_is_uninformative_when_every_model_is_broken_there():
+    broken = {v: 2.0 for v, _, _ in causal.CHARLM_VARIANTS}
+    broken["SA-Softmax"] = 1.5
+    recs = planted(x4=broken, sinks={"softmax": 0.5, "Softpick": 0.0})
+    out = C.survey_claims(C.variant_frame(recs), C.sink_margin(recs))
+    assert out["sa_softmax_long"][0] == "inconclusive at this scale"

@@ -91,7 +91,7 @@ def test_verdict_forms_follow_the_comparisons():
     worse = detection_final(planted({"x^3/sqrt(N)": {"box_ap": -0.10, "mask_ap": -0.10}}))
     assert detection_verdict(detection_differences(worse))[0] == "mixed"
     both = detection_final(planted({v: {"box_ap": -0.10, "mask_ap": -0.10} for v in ("x^3/sqrt(N)", "x^3/14")}))
-    assert detection_verdict(detection_differences(both))[0] == "worse"
+    assert detection_verdict(detection_differences(both))[0] == "not supported"
     # AP50 alone differs: the verdict rests on box AP and mask AP
     ap50 = detection_final(planted({"x^3/14": {"box_ap50": -0.10}}))
     assert detection_verdict(detection_differences(ap50))[0] == "equivalent within the margin"

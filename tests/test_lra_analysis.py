@@ -114,11 +114,13 @@ def test_wall_table_and_combined_forms():
     assert list(w.index) == ["image", "listops"] and list(w.columns) == LABELS
     assert w.loc["image", "sigmoid"] == pytest.approx(15.0)
     assert combined_form([]) == "inconclusive at this scale"
-    assert combined_form(["worse", "worse"]) == "worse"
+    assert combined_form(["worse", "worse"]) == "not supported"
     assert combined_form(["equivalent", "equivalent"]) == "equivalent within the margin"
     assert combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
-    assert combined_form(["worse", "better"]) == "mixed"
-    assert combined_form(["worse", "inconclusive"]) == "mixed"
+    assert combined_form(["worse", "better"]) == "not supported"   # neither supports equivalence
+    # one contradicting comparison and none supporting: not supported (not "mixed")
+    assert combined_form(["worse", "inconclusive"]) == "not supported"
+    assert combined_form(["equivalent", "worse"]) == "mixed"
 
 
 def test_pathfinder_budget_table_separates_a_learned_model_from_chance():

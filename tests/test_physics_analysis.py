@@ -138,9 +138,10 @@ def test_seed_claim_forms(final):
 
 def test_combined_form():
     assert ph.combined_form([]) == "inconclusive at this scale"
-    assert ph.combined_form(["worse", "worse"]) == "worse"
+    assert ph.combined_form(["worse", "worse"]) == "not supported"
     assert ph.combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
-    assert ph.combined_form(["better", "worse"]) == "mixed"
+    assert ph.combined_form(["better", "worse"]) == "not supported"
+    assert ph.combined_form(["equivalent", "worse"]) == "mixed"
 
 
 def test_clopper_pearson_known_values():

@@ -272,11 +272,11 @@ def collapse_check(samples: Mapping[str, str], reference: dict, n: int = COLLAPS
 
 
 def combine_forms(forms: Iterable[str]) -> str:
-    """One form for several: the common one, ``mixed`` when they differ."""
-    forms = list(dict.fromkeys(forms))
-    if not forms:
-        return "inconclusive at this scale"
-    return forms[0] if len(forms) == 1 else "mixed"
+    """One form for several sub-claims, by the book's one rule
+    (:func:`polyattn.claims.rule.combine_forms`)."""
+    from ..claims.rule import combine_forms as _combine
+
+    return _combine(forms)
 
 
 def sink_margin(records: Iterable[dict]) -> float:
@@ -344,6 +344,11 @@ def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict:
     return {"pairs": con + dis + ties, "concordant": int(con), "discordant": int(dis), "ties": int(ties), "rho": rho}
 
 
+#: A rise of test bits/char from 1x to 4x the training context beyond which a model is broken at
+#: 4x: one bit per character doubles the per-character perplexity.
+BROKEN_RISE = 1.0
+
+
 def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUIVALENCE_MARGIN) -> dict:
     """Each finding of :data:`SURVEY_CLAIMS` tested on the records: ``{key: (form, verdicts)}``.
 
@@ -352,7 +357,9 @@ def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUI
     * Softpick and sinks: its sink rate against softmax's (margin one layer-head pair); holds
       when lower; inconclusive at this scale when softmax forms no sink to mitigate;
     * SA-Softmax on long contexts: against softmax at 4x the training context, and whether its
-      mean is the lowest of all variants there; holds only when both.
+      mean is the lowest of all variants there; holds only when both.  When every variant's mean
+      rises by more than :data:`BROKEN_RISE` bits/char from 1x to 4x, every model is broken there
+      and the comparison is uninformative (``inconclusive at this scale``).
     """
     test = compare_variants(final, "softmax", "test_bpc", margin).set_index("activation", drop=False)
     polys = [v for v in ("Poly2 (ReLU^2 / row sum)", ROW, FIXED, "x^3/14") if v in test.index]
@@ -368,6 +375,9 @@ def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUI
     form = SUPPORTS_BETTER[sa.form]
     if form == "holds" and not best:
         form = "not supported"
+    rise = means - final.groupby("activation", sort=False)["test_bpc"].mean()
+    if len(rise.dropna()) and (rise.dropna() > BROKEN_RISE).all():
+        form = "inconclusive at this scale"
     out["sa_softmax_long"] = (form, [sa])
     return out
 

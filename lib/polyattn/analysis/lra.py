@@ -166,19 +166,13 @@ def wall_table(final: pd.DataFrame, tasks: Optional[Sequence[str]] = None,
 
 
 def combined_form(forms: Sequence[str]) -> str:
-    """One verdict form of :data:`polyattn.book.claims.FORMS` for several comparisons (analysis
-    forms of :data:`polyattn.analysis.verdicts.FORMS`): the shared form when they agree, ``mixed``
-    when they point different ways, ``inconclusive at this scale`` when there are none."""
-    forms = [f for f in forms if f]
-    if not forms:
-        return "inconclusive at this scale"
-    book = {BOOK_FORMS.get(f, f) for f in forms}
-    if len(book) == 1:
-        return book.pop()
-    decided = book - {"inconclusive at this power"}
-    if decided == {"equivalent within the margin"}:
-        return "inconclusive at this power"
-    return "mixed"
+    """One verdict form of :data:`polyattn.book.claims.FORMS` for several comparisons of an
+    equivalence claim (analysis forms of :data:`polyattn.analysis.verdicts.FORMS`), by the book's
+    one rule (:func:`polyattn.claims.rule.combine_forms`): equivalent supports, worse or better
+    contradicts, inconclusive leaves open."""
+    from ..claims.rule import combine_forms
+
+    return combine_forms(forms)
 
 
 def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: float = 0.95) -> pd.DataFrame:

@@ -184,17 +184,11 @@ def softmax_solved(final: pd.DataFrame) -> dict[str, bool]:
 
 
 def combined_form(forms: Sequence[str]) -> str:
-    """One book verdict form for several comparisons (analysis forms): the shared form when they
-    agree, ``mixed`` when they point different ways, ``inconclusive at this scale`` when none."""
-    forms = [BOOK_FORMS.get(f, f) for f in forms if f]
-    if not forms:
-        return "inconclusive at this scale"
-    kinds = set(forms)
-    if len(kinds) == 1:
-        return kinds.pop()
-    if kinds - {"inconclusive at this power"} == {"equivalent within the margin"}:
-        return "inconclusive at this power"
-    return "mixed"
+    """One book verdict form for several comparisons of an equivalence claim (analysis forms), by
+    the book's one rule (:func:`polyattn.claims.rule.combine_forms`)."""
+    from ..claims.rule import combine_forms
+
+    return combine_forms(forms)
 
 
 def poly_claim(final: pd.DataFrame, diffs: pd.DataFrame, candidate: str = "x^3/sqrt(N)") -> dict:

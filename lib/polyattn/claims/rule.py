@@ -114,6 +114,39 @@ def claim_form(outcomes: Iterable[str], expectations: Iterable[str], enough_runs
     return "inconclusive at this power"
 
 
+#: What a part's form says of the claim it belongs to, when a claim is combined from parts that
+#: already have forms (a comparison's form under an equivalence claim, or a sub-claim's verdict).
+FORM_OUTCOME = {
+    "equivalent": "supports", "equivalent within the margin": "supports", "holds": "supports",
+    "holds with a corrected constant": "supports", "holds only under its assumptions": "supports",
+    "worse": "contradicts", "better": "contradicts", "not supported": "contradicts", "fails": "contradicts",
+    "did not learn": "contradicts", "inconclusive": "open", "inconclusive at this power": "open",
+    "not comparable": "open", "measured": "open", "pending": "open",
+    "inconclusive at this scale": "uninformative", "uninformative": "uninformative",
+}
+
+
+def combine_forms(forms: Iterable[str]) -> str:
+    """One claim form from the forms of its parts, by the same rule: each part supports,
+    contradicts or leaves the claim open (a ``mixed`` part counts as one of each), and
+    :func:`claim_form` decides.  Every chapter that combines parts goes through here."""
+    forms = list(forms)
+    outcomes = []
+    for f in forms:
+        if not f:
+            continue
+        if f == "mixed":
+            outcomes += ["supports", "contradicts"]
+            continue
+        if f not in FORM_OUTCOME:
+            raise ValueError(f"combine_forms: unknown form {f!r}; known: {sorted(FORM_OUTCOME)} and 'mixed'")
+        outcomes.append(FORM_OUTCOME[f])
+    if not outcomes:
+        return "inconclusive at this scale"
+    equivalence = all(f in ("equivalent", "equivalent within the margin") for f in forms if f and f != "mixed")
+    return claim_form(outcomes, ["equivalent" if equivalence else "holds"] * len(outcomes))
+
+
 def detectable(mdes: Iterable[Optional[float]]) -> Optional[float]:
     """The largest finite detectable effect among open comparisons (None when none)."""
     vals = [m for m in mdes if m is not None and math.isfinite(m)]
