@@ -133,7 +133,8 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     root = _mini_book(tmp_path, nb)
     configs = [TrainConfig(experiment="unit_grid", preset="book", seed=s) for s in range(3)]
     monkeypatch.setattr(experiments, "GRIDS", {"unit_grid": lambda preset, seeds: configs})
-    configs += [TrainConfig(experiment="unit_grid", preset="book", seed=0, epochs=7)]   # another cost class
+    configs += [TrainConfig(experiment="unit_grid", preset="book", seed=0, epochs=7),   # another cost class
+                TrainConfig(experiment="unit_grid", preset="book", seed=0, model="mini")]  # another shape
     for c, dirty in zip(configs[:2], (False, True)):
         rec = {"schema": 1, "experiment": c.experiment, "config": results.config_dict(c), "config_hash": c.hash,
                "seed": c.seed, "preset": "book", "status": "ok", "diverged_step": None,
@@ -141,11 +142,12 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
                "provenance": {**results.provenance(), "git_dirty": dirty, "wall_s": 5400.0}}
         results.write_atomic(results.record_path(c, root / "data" / "results"), rec)
     (row,) = status.records_table(root)
-    # the dirty record does not count; seed 2 costs what seed 0 cost, the 7-epoch run is unknown
-    assert row == {"grid": "unit_grid", "book runs": 4, "stored": 1, "state": "3 to run", "core-hours stored": "1.5",
-                   "core-hours to run (est.)": ">= 3.0 (1 run of unknown cost)", "read by": "01_mini"}
+    # the dirty record does not count; seed 2 costs what seed 0 cost; the 7-epoch run is priced from
+    # its shape's measured rate (5 epochs took 1.5 h, so 7 take 2.1 h); the mini model has no rate
+    assert row == {"grid": "unit_grid", "book runs": 5, "stored": 1, "state": "4 to run", "core-hours stored": "1.5",
+                   "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
-    assert f"| unit_grid | 1 of 4 (3 to run) | 1.5; {to_run} | 01_mini |" in status.records_markdown(root)
+    assert f"| unit_grid | 1 of 5 (4 to run) | 1.5; {to_run} | 01_mini |" in status.records_markdown(root)
     assert status._core_hours(0.0, [None, None]) == ("0.0", "unknown (2 runs of unknown cost)")
     assert status._core_hours(7200.0, []) == ("2.0", "")
 
