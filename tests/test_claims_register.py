@@ -45,3 +45,17 @@ def test_a_bad_expectation_or_margin_is_refused_in_one_line():
         RegisteredClaim("c", "c", "s", "04_vit", (comp, comp), margin=1)
     with pytest.raises(ValueError, match="unknown claim 'nope'"):
         claim("nope")
+
+
+@pytest.mark.parametrize("cid", sorted(REGISTER))
+def test_the_chapter_of_a_claim_declares_every_grid_the_claim_reads(cid):
+    """A chapter re-executes when the records it declares change; a claim it delivers must not
+    read a grid it does not declare, or new records would leave the page stale."""
+    from pathlib import Path
+
+    from polyattn.book.notebooks import declared_results, read_notebook
+
+    claim = REGISTER[cid]
+    nb = read_notebook(Path(__file__).resolve().parents[1] / "chapters" / f"{claim.chapter}.md")
+    missing = set(claim.grids) - set(declared_results(nb))
+    assert not missing, f"{claim.chapter} delivers {cid} but does not declare {sorted(missing)} in its metadata"
