@@ -35,12 +35,12 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     """Evaluate a registered claim from the stored records, glue its sentence and form, and
     deliver them to the intro's verdict row of the same id when there is one."""
     from ..claims.evaluate import evaluate
-    from ..claims.report import comparison_rows, plain, sentence
+    from ..claims.report import comparison_rows, plain, summary
     from .claims import CLAIM_IDS, verdict
 
     v = evaluate(claim_id)
-    text = sentence(v)
-    body = text.split("**. ", 1)[1] if text.startswith("**") else text
+    body = summary(v)
+    text = f"**{v.form}**. {body}"
     if glue_it:
         from IPython.display import Markdown
         from myst_nb import glue

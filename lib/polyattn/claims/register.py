@@ -9,13 +9,11 @@ cube, ``poly:p=3,c=1/14`` the paper's fixed 1/14, ``poly:p=1`` x/sqrt(N)).
 """
 from __future__ import annotations
 
-from .register_book import BOOK_CLAIMS
+from .register_book import _CUBE_14, _CUBE_SQRT_N, BOOK_CLAIMS
+from .register_book import _SM as _SOFTMAX
 from .spec import RegisteredClaim, vs
 
-_SOFTMAX = {"activation": "softmax"}
-_CUBE_SQRT_N = {"activation": "poly:p=3"}
 _CUBE = {"activation": "poly:p=3,c=1"}
-_CUBE_14 = {"activation": "poly:p=3,c=1/14"}
 _LINEAR_SQRT_N = {"activation": "poly:p=1"}
 
 

@@ -109,9 +109,13 @@ def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
 
 
 def sentence(v: ClaimVerdict) -> str:
-    """The claim's verdict in one Markdown sentence: its form, each comparison with runs, what
-    is missing, the detectable effect when inconclusive, the margin and scale, and any note on
-    when the margin was fixed."""
+    """The claim's verdict in one Markdown sentence: its form in bold, then :func:`summary`."""
+    return f"**{v.form}**. {summary(v)}"
+
+
+def summary(v: ClaimVerdict) -> str:
+    """Each comparison with runs, what is missing, the detectable effect when inconclusive, the
+    margin and scale, and any note on when the margin was fixed (the sentence without its form)."""
     parts = []
     for r in v.comparisons:
         if r.n < 2:
@@ -122,7 +126,7 @@ def sentence(v: ClaimVerdict) -> str:
             extra += f", 90% interval {interval(r, 90)} inside ±{v.claim.margin:.3g}"
         parts.append(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs{extra}), {res}")
     stored, planned = v.runs_stored
-    text = f"**{v.form}**. " + ("; ".join(parts) if parts else "No comparison has two paired runs yet")
+    text = "; ".join(parts) if parts else "No comparison has two paired runs yet"
     if stored < planned:
         text += f" ({stored} of {planned} planned pairs stored)"
     if v.form == "inconclusive at this power" and v.detectable:
