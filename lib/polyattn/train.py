@@ -107,6 +107,11 @@ def _closure(task, net, model, batch, config, opt, recorder, step, probe_rows, f
     return closure
 
 
+#: Set (by the book build at the book preset) when every run must come from a stored record:
+#: ``fit`` then refuses to train, so a build never retrains anything and leaves the tree as it was.
+STORED_ONLY = "POLYATTN_STORED_ONLY"
+
+
 def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[int] = None,
         data=None, resume: bool = True, return_model: bool = False, epochs_limit: Optional[int] = None) -> dict:
     """Train and evaluate ``config``'s task; return the result record (see :mod:`polyattn.results`).
@@ -121,6 +126,11 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     """
     from tqdm.auto import tqdm
 
+    if os.environ.get(STORED_ONLY):
+        raise RuntimeError(
+            f"{config.experiment} seed {config.seed} ({config.activation}) has no valid stored record, and this "
+            f"build reads stored records only: compute it with `python -m polyattn grid {config.experiment} "
+            f"--seeds {config.seed}` from a clean tree and commit it, or build with --recompute")
     task = get_task(config.task)
     if config.threads:
         torch.set_num_threads(config.threads)

@@ -55,3 +55,37 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
                f"Holm over {'the claim' if v.claim.family is None else v.claim.family}'s comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
+
+
+def findings(chapter: str, glue_it: bool = True) -> str:
+    """The closing table of ``chapter`` ("What this chapter found"): one line per registered claim
+    the chapter computes, with its verdict word and key number, as MyST Markdown.
+
+    Glued as ``findings_<chapter>`` (paste it with ``{glue:md}`findings_<chapter>:myst```); the
+    same rows as the intro's answer table, restricted to this chapter and without its links.
+    """
+    from ..claims.evaluate import evaluate
+    from ..claims.register import REGISTER
+    from ..claims.report import answer_markdown, answer_rows
+
+    ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
+    if not ids:
+        raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
+                         f"{sorted({c.chapter for c in REGISTER.values()})}")
+    verdicts = {cid: evaluate(cid) for cid in ids}
+    text = answer_markdown(verdicts, ids, links=False)
+    lines = text.splitlines()
+    # the chapter column is this chapter on every line: drop it
+    rows = ["| " + " | ".join(cell.strip() for cell in line.strip("|").split("|")[:-1]) + " |" for line in lines]
+    shown = {r["claim"] for r in answer_rows(verdicts, ids)}
+    rows += [f"| {v.claim.statement} | *no runs stored yet* | |" for v in verdicts.values()
+             if v.claim.statement not in shown]
+    text = "\n".join(rows)
+    if any(v.claim.registered_after for v in verdicts.values()):
+        text += "\n\n† margin registered after the first runs were seen (see the claim's section)."
+    if glue_it:
+        from IPython.display import Markdown
+        from myst_nb import glue
+
+        glue(f"findings_{chapter}", Markdown(text), display=False)
+    return text

@@ -78,6 +78,22 @@ def threads_per_kernel(n: int) -> Iterator[None]:
             os.environ.pop(v, None)
 
 
+@contextmanager
+def stored_only(on: bool) -> Iterator[None]:
+    """Kernels started inside refuse to train when ``on`` (the book preset reads stored records only;
+    see :data:`polyattn.train.STORED_ONLY`)."""
+    from ..train import STORED_ONLY
+
+    if not on or STORED_ONLY in os.environ:
+        yield
+        return
+    os.environ[STORED_ONLY] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(STORED_ONLY, None)
+
+
 Finished = Callable[[Entry, Path, Optional[str], str, Optional[float]], None]
 
 
