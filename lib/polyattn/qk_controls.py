@@ -10,7 +10,7 @@ all biases are left as they are.
 initialisation (before training; a resumed run loads its checkpoint instead).  The scores
 q.k then start ``g^2`` times smaller and x^p of them ``g^(2p)`` times smaller, so
 ``g = N^(-1/(4p))`` gives the unscaled x^p the initial output scale of x^p/sqrt(N)
-(:func:`length_aware_gain`).
+(:func:`length_aware_gain`, defined with the grid's labels in :mod:`polyattn.labels`).
 
 ``config.qk_weight_decay = w`` gives those rows a decoupled weight decay of ``w`` in place of
 ``config.weight_decay``: after each AdamW step (which shrank every decayed weight by
@@ -24,6 +24,8 @@ from typing import Iterator
 
 import torch
 from torch import nn
+
+from .labels import length_aware_gain  # noqa: F401  (re-exported)
 
 
 def qk_weights(model: nn.Module) -> Iterator[torch.Tensor]:
@@ -39,13 +41,6 @@ def qk_weights(model: nn.Module) -> Iterator[torch.Tensor]:
     if not found:
         raise ValueError(f"{type(model).__name__} has no polyattn MultiHeadAttention, so qk_init_scale and "
                          "qk_weight_decay have nothing to act on; leave them at their defaults for this model")
-
-
-def length_aware_gain(n: int, p: int) -> float:
-    """The Q/K gain g with g^(2p) = N^(-1/2): unscaled x^p then starts at x^p/sqrt(N)'s scale."""
-    if n < 1 or p < 1:
-        raise ValueError(f"length_aware_gain needs N >= 1 and p >= 1, got N={n}, p={p}")
-    return float(n) ** (-1.0 / (4 * p))
 
 
 @torch.no_grad()

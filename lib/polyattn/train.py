@@ -25,6 +25,7 @@ from .models.blocks import decay_groups
 from .presets import seed_everything
 from .qk_controls import qk_decay_step, scale_qk_init
 from .results import REPO_ROOT, config_dict, provenance
+from .schedule import lr_at
 from .tasks import get_task
 
 __all__ = ["Interrupted", "TrainConfig", "fit", "run", "seed_everything"]
@@ -40,14 +41,6 @@ class _Diverged(RuntimeError):
 
 def checkpoint_path(config: TrainConfig) -> Path:
     return REPO_ROOT / "data" / "checkpoints" / config.experiment / f"{config.hash}-seed{config.seed}.pt"
-
-
-def lr_at(step: int, total: int, warmup: int, base: float, min_lr: float) -> float:
-    """Linear warm-up over ``warmup`` steps, then cosine decay to ``min_lr`` at ``total``."""
-    if warmup and step < warmup:
-        return base * (step + 1) / warmup
-    t = (step - warmup) / max(1, total - warmup)
-    return min_lr + 0.5 * (base - min_lr) * (1 + math.cos(math.pi * min(1.0, t)))
 
 
 def _dist():

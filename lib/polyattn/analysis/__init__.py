@@ -15,7 +15,7 @@ them and returns a pandas DataFrame, a dict or a sentence built from the numbers
     compute_budget(records); grid_caption(...) # wall-clock, hardware, what a grid runs     captions
 
 Metrics: a record declares its metrics (``record["metrics_spec"]``, see
-:class:`polyattn.tasks.Metric`); records without declarations are image classification
+:class:`polyattn.metric_specs.Metric`); records without declarations are image classification
 (test accuracy, higher is better, stored as a fraction and shown in per cent).  Frames carry
 the declarations, and every statistic takes a ``metric`` (a Metric or its name; default the
 primary metric), so units and the meaning of "better" follow the metric: differences of
@@ -23,6 +23,10 @@ accuracy are in percentage points ("points"), and for bits per character lower i
 
 A run that diverged keeps its row with ``status == "diverged"`` and its ``diverged_step``; its
 final metric is NaN, so it never enters a mean silently, and every summary counts it.
+
+The analysis reads what a record carries (its config, metrics, probes and provenance) and the
+claim register; it names runs with :mod:`polyattn.labels` and imports no grid, task, model or
+training code (a test parses every module here to keep it so).
 """
 from .captions import OVERVIEW_FIELDS, budget_text, compute_budget, config_overview, deviations_table, grid_caption
 from .frames import (

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from ..model_sizes import VIT_SIZES
 from ..results import config_hash
 from ._common import _check_records
 
@@ -67,8 +68,6 @@ def config_overview(configs) -> dict:
 
 
 def _model_text(m, n_params=None) -> str:
-    from ..models.vit import VIT_SIZES
-
     s = VIT_SIZES.get(m)
     if not s:
         return str(m)

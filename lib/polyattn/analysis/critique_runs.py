@@ -29,6 +29,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..labels import WEIGHT_DECAY_ACTIVATIONS, qk_label, qk_variants
+from ..schedule import lr_at
 from ._common import _require
 from .frames import final_metrics
 from .norms import norms_vs_accuracy
@@ -95,10 +97,8 @@ def gradient_change(curves: pd.DataFrame, metric: str = "grad_attn_fro") -> pd.D
 
 def qk_frame(records: Iterable[dict]) -> pd.DataFrame:
     """:func:`~polyattn.analysis.final_metrics` of the ``critique_qk_controls`` records, with each
-    run's variant label (:func:`polyattn.experiments.critiques.qk_label`) in ``variant``, in the
+    run's variant label (:func:`polyattn.labels.qk_label`) in ``variant``, in the
     grid's variant order."""
-    from ..experiments.critiques import qk_label, qk_variants
-
     records = list(records)
     frame = final_metrics(records)
     frame["variant"] = [qk_label(r["config"]) for r in records]
@@ -132,8 +132,6 @@ def weight_decay_frame(records: Iterable[dict]) -> pd.DataFrame:
     run's ``weight_decay``, its ``cell`` (:func:`decay_cell`) and ``attn_norm_final``: ||A||_F/sqrt(N)
     at the last probed step, mean over layers and heads (NaN for a run without that probe); sorted
     by decay, then activation in the grid's order, then seed."""
-    from ..experiments.critiques import WEIGHT_DECAY_ACTIVATIONS
-
     records = list(records)
     if not records:
         raise ValueError("weight_decay_frame: no records; load the critique_weight_decay grid first")
@@ -203,11 +201,9 @@ def weight_decay_differences(frame: pd.DataFrame, margin: float, reference: floa
 
 def no_gradient_shrink(config, total_steps: int) -> float:
     """The factor AdamW's decoupled weight decay alone leaves of a weight matrix that receives no
-    gradient over ``total_steps`` steps of ``config``'s schedule (:func:`polyattn.train.lr_at`):
+    gradient over ``total_steps`` steps of ``config``'s schedule (:func:`polyattn.schedule.lr_at`):
     the product of ``1 - lr_t * weight_decay``.  It says how strong a decay is over one training,
     independently of the data."""
-    from ..train import lr_at
-
     if total_steps < 1 or total_steps % config.epochs:
         raise ValueError(f"no_gradient_shrink: total_steps must be a positive multiple of the {config.epochs} "
                          f"epoch(s), got {total_steps}")

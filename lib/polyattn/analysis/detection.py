@@ -29,8 +29,9 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..tasks.base import Metric
-from ..tasks.detection import METRICS
+from ..labels import DETECTION_VARIANTS, detection_label
+from ..metric_specs import DETECTION_METRICS as METRICS
+from ..metric_specs import Metric
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .lra import BOOK_FORMS, combined_form
@@ -50,20 +51,16 @@ LABELS = {m.name: m.label for m in METRICS}
 def detection_final(records: Iterable[dict]) -> pd.DataFrame:
     """:func:`~polyattn.analysis.final_metrics` of detection records with ``variant``, the grid's
     label of the activation (``softmax``, ``x^3/sqrt(N)``, ``x^3/14``)."""
-    from ..experiments.detection import variant_label
-
     records = _check_records(records)
     bad = sorted({r.get("task") for r in records} - {"detection"})
     if bad:
         raise ValueError(f"detection_final takes records of the detection task, got tasks {bad}")
     final = final_metrics(records)
-    final.insert(0, "variant", [variant_label(r["config"]["activation"]) for r in records])
+    final.insert(0, "variant", [detection_label(r["config"]["activation"]) for r in records])
     return final
 
 
 def _variants(final: pd.DataFrame) -> list[str]:
-    from ..experiments.detection import DETECTION_VARIANTS
-
     known = [label for label, _ in DETECTION_VARIANTS if label in set(final["variant"])]
     return known + [v for v in dict.fromkeys(final["variant"]) if v not in known]
 
@@ -106,10 +103,8 @@ def wide_table(table: pd.DataFrame, digits: int = 1, median: bool = False) -> pd
 def detection_curves(records: Iterable[dict]) -> pd.DataFrame:
     """One row per run and evaluation (:func:`~polyattn.analysis.records_to_frame`) with
     ``variant``, the grid's label of the activation; the AP metrics as stored (fractions)."""
-    from ..experiments.detection import variant_label
-
     frame = records_to_frame(records)
-    frame.insert(0, "variant", [variant_label(a) for a in frame["activation"]])
+    frame.insert(0, "variant", [detection_label(a) for a in frame["activation"]])
     return frame
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import activations
-from ..tasks.images import image_seq_len
+from ..model_sizes import image_seq_len
 from ._common import _check_records
 from .metrics import declared_metrics, set_metrics
 

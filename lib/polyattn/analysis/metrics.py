@@ -1,9 +1,9 @@
 """Which metric a table reports, in which unit, and which way is better.
 
 A record declares its metrics in ``record["metrics_spec"]`` (a list of
-:meth:`polyattn.tasks.Metric.as_dict`).  Records written before tasks declared their metrics
-are image classification: they hold :data:`~polyattn.tasks.ACCURACY` and
-:data:`~polyattn.tasks.TEST_LOSS`.  Frames built from records carry the declarations in
+:meth:`polyattn.metric_specs.Metric.as_dict`).  Records written before tasks declared their metrics
+are image classification: they hold :data:`~polyattn.metric_specs.ACCURACY` and
+:data:`~polyattn.metric_specs.TEST_LOSS`.  Frames built from records carry the declarations in
 ``frame.attrs["metrics"]`` (name -> dict), so a statistic called without a metric reads it
 from there; the first declared metric is the task's primary one.
 """
@@ -13,7 +13,7 @@ from typing import Iterable, Optional, Union
 
 import pandas as pd
 
-from ..tasks.base import ACCURACY, TEST_LOSS, Metric
+from ..metric_specs import ACCURACY, TEST_LOSS, Metric
 
 #: What a record without ``metrics_spec`` holds: image classification.
 IMAGE_METRICS = (ACCURACY, TEST_LOSS)
@@ -77,7 +77,7 @@ def resolve_metric(metric: MetricLike = None, frame: Optional[pd.DataFrame] = No
             return Metric.from_dict(declared[metric])
         if metric in KNOWN_METRICS:
             return KNOWN_METRICS[metric]
-        raise ValueError(f"unknown metric {metric!r}: pass a polyattn.tasks.Metric (declared here: "
+        raise ValueError(f"unknown metric {metric!r}: pass a polyattn.metric_specs.Metric (declared here: "
                          f"{sorted(declared) or 'none'}; known by name: {sorted(KNOWN_METRICS)})")
     raise ValueError(f"metric must be a Metric, its dict, its name or None, got {type(metric).__name__}")
 

@@ -36,7 +36,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..tasks.base import Metric
+from ..labels import PDES, PHYSICS_VARIANTS, pde_of, physics_label
+from ..metric_specs import Metric
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .metrics import set_metrics
@@ -54,16 +55,12 @@ LOG_RMAE = Metric("log10_rMAE", "log10", False, 1.0, "log10 test rMAE")
 
 
 def _labels(record: dict) -> tuple[str, str]:
-    from ..experiments.physics import pde_of, variant_label
-
-    return pde_of(record), variant_label(record)
+    return pde_of(record), physics_label(record)
 
 
 def _order(frame: pd.DataFrame) -> pd.DataFrame:
-    from ..experiments.physics import PDES, VARIANTS
-
     key_p = {p: i for i, p in enumerate(PDES)}
-    key_v = {v: i for i, v in enumerate(VARIANTS)}
+    key_v = {v: i for i, v in enumerate(PHYSICS_VARIANTS)}
     cols = [c for c in ("epoch",) if c in frame.columns]
     out = frame.assign(_p=[key_p.get(p, len(key_p)) for p in frame["pde"]],
                        _v=[key_v.get(v, len(key_v)) for v in frame["variant"]])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..labels import MQAR_DEFAULTS, mqar_set_names
 from .stats import t_interval
 
 #: What a test set's interval says, in the order of the levels above.
@@ -24,12 +25,12 @@ LEVELS = ("at guessing", "above guessing, below the copy plateau", "at the copy 
 
 
 def levels(config) -> list[tuple[str, int, int, float, float]]:
-    """(name, length, pairs, guessing, copy plateau) per test set of an MQAR ``config``."""
-    from ..tasks.mqar import options, set_names
-
-    o = options(config)
-    v = o["vocab_size"]
-    return [(name, L, K, 2.0 / v, 1.0 / K) for name, (L, K) in zip(set_names(o["test_sets"]), o["test_sets"])]
+    """(name, length, pairs, guessing, copy plateau) per test set of an MQAR ``config`` (a TrainConfig
+    or a record's config dict), its options completed by the task's defaults."""
+    options = config.get("options") if isinstance(config, dict) else config.options
+    o = {**MQAR_DEFAULTS, **(options or {})}
+    v, sets = int(o["vocab_size"]), [(int(L), int(K)) for L, K in o["test_sets"]]
+    return [(name, L, K, 2.0 / v, 1.0 / K) for name, (L, K) in zip(mqar_set_names(sets), sets)]
 
 
 def level_of(low: float, high: float, guess: float, plateau: float) -> str:

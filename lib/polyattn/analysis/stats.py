@@ -220,7 +220,7 @@ def paired_difference(final: pd.DataFrame, baseline: str = "softmax", by=None, m
     ``"variant"`` where one spec runs under two readings of N): the table then has that column
     too, and ``activation`` holds its value so that verdicts name it.
 
-    ``metric``: a :class:`~polyattn.tasks.Metric` (or its name; default the frame's primary
+    ``metric``: a :class:`~polyattn.metric_specs.Metric` (or its name; default the frame's primary
     metric, accuracy for image records).  Differences are ``candidate - baseline`` in the
     metric's display unit (``unit``: points for accuracy); ``higher_is_better`` says which sign
     is better.  Columns: ``n_pairs`` (seeds where both trained), ``n_diverged`` /

@@ -22,10 +22,14 @@ lr 1e-3 at batch 1,024, weight decay 0.05, 5 warmup epochs, label smoothing 0.1,
 :func:`polyattn.experiments.vit.paper_configs`, the others with it.  Swin's and XCiT's own
 recipes differ (Swin-T trains with drop-path 0.2, XCiT for 400 epochs); one recipe keeps the
 comparison to the activation.  Listed for GPUs, not run here.
+
+:func:`setup_table` sets the two presets side by side, read from the grids and from the models
+they build; the variants' labels and :func:`architecture` are in :mod:`polyattn.labels`.
 """
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..labels import architecture, architecture_label
 from ..presets import seeds_for
 
 #: Architecture -> its book-sized model and how it sees Fashion-MNIST.
@@ -90,12 +94,90 @@ def table2_linear(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for arch in LINEAR_ARCHITECTURES for s in seeds_for(preset, seeds)]
 
 
-def architecture(config) -> str:
-    """The architecture ("vit", "deit", "swin", "xcit") of a config of this grid (a TrainConfig or a
-    record's config dict)."""
-    model = config.get("model") if isinstance(config, dict) else config.model
-    for table in (BOOK_ARCHITECTURES, PAPER_ARCHITECTURES):
-        for arch, spec in table.items():
-            if spec["model"] == model:
-                return arch
-    raise ValueError(f"{model!r} is not a model of the architectures grid")
+# --- the setup, read from the grids ---------------------------------------------------------
+
+def _by_architecture(configs, value) -> str:
+    """One value per architecture, collapsed: "v" when all agree, else "v1 (vit, deit); v2 (swin)"."""
+    groups: dict = {}
+    for c in configs:
+        groups.setdefault(str(value(c)), [])
+        arch = architecture(c)
+        if arch not in groups[str(value(c))]:
+            groups[str(value(c))].append(arch)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{v} ({', '.join(a)})" for v, a in groups.items())
+
+
+def augmentation_text(augment: str) -> str:
+    """What an ``augment`` value does, read from the augmentation's own defaults."""
+    if augment != "deit":
+        return "none"
+    import inspect
+
+    from ..data.augment import DeiTAugment
+
+    d = {k: p.default for k, p in inspect.signature(DeiTAugment.__init__).parameters.items()
+         if p.default is not inspect.Parameter.empty}
+    return (f"DeiT's: RandAugment (2 ops, magnitude {d['rand_magnitude']}), random erasing p = {d['erase_prob']:g}, "
+            f"MixUp alpha {d['mixup_alpha']:g} or CutMix alpha {d['cutmix_alpha']:g}")
+
+
+def setup_table(book_configs, paper_configs, book_chans: int = 1, book_classes: int = 10,
+                paper_chans: int = 3, paper_classes: int = 1000):
+    """The paper preset's setting against the book preset's, field by field, per architecture
+    where they differ; every cell read from the two grids (and the models they build, through
+    :func:`polyattn.models.timm_facts.model_text`).  A DataFrame."""
+    import pandas as pd
+
+    from ..models.timm_facts import model_text
+
+    book, paper = list(book_configs), list(paper_configs)
+
+    def subset(c):
+        if c.train_subset is None and c.test_subset is None:
+            return f"{c.dataset}, full training and validation sets"
+        return f"{c.dataset}, {c.train_subset:,} training / {c.test_subset:,} test images (fixed subsets)"
+
+    def size(chans):
+        def text(c):
+            return f"{c.image_size} px, {chans} channel{'s' if chans > 1 else ''}"
+        return text
+
+    def model(chans, classes):
+        cache = {}
+
+        def text(c):
+            key = (c.model, c.image_size, c.patch_size)
+            if key not in cache:
+                cache[key] = model_text(c.model, c.image_size, c.patch_size, chans, classes)
+            return cache[key]
+        return text
+
+    def seeds(configs):
+        counts: dict = {}
+        for c in configs:
+            counts.setdefault(c.hash, set()).add(c.seed)
+        return "/".join(str(n) for n in sorted({len(s) for s in counts.values()}))
+
+    fields = [
+        ("data", subset, subset),
+        ("model input", size(paper_chans), size(book_chans)),
+        ("patch", lambda c: c.patch_size, lambda c: c.patch_size),
+        ("model", model(paper_chans, paper_classes), model(book_chans, book_classes)),
+        ("epochs", lambda c: c.epochs, lambda c: c.epochs),
+        ("batch", lambda c: c.batch_size, lambda c: c.batch_size),
+        ("AdamW learning rate", lambda c: f"{c.lr:g}", lambda c: f"{c.lr:g}"),
+        ("weight decay", lambda c: f"{c.weight_decay:g}", lambda c: f"{c.weight_decay:g}"),
+        ("warm-up epochs", lambda c: f"{c.warmup_epochs:g}", lambda c: f"{c.warmup_epochs:g}"),
+        ("label smoothing", lambda c: f"{c.label_smoothing:g}", lambda c: f"{c.label_smoothing:g}"),
+        ("augmentation", lambda c: augmentation_text(c.augment), lambda c: augmentation_text(c.augment)),
+        ("drop path", lambda c: f"{c.drop_path:g}", lambda c: f"{c.drop_path:g}"),
+        ("gradient clipping (max norm; 0 = off)", lambda c: f"{c.clip_grad:g}", lambda c: f"{c.clip_grad:g}"),
+    ]
+    rows = [(name, _by_architecture(paper, p_value), _by_architecture(book, b_value))
+            for name, p_value, b_value in fields]
+    rows.append(("activations", ", ".join(dict.fromkeys(architecture_label(c) for c in paper)),
+                 ", ".join(dict.fromkeys(architecture_label(c) for c in book))))
+    rows.append(("seeds per configuration", seeds(paper), seeds(book)))
+    return pd.DataFrame(rows, columns=["", "paper preset (not run)", "book preset"])

@@ -14,23 +14,9 @@ model (4 layers, width 128) with 20,000 steps, listed for GPUs, not run here.
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..labels import CHARLM_VARIANTS
+from ..labels import charlm_label as variant_label  # noqa: F401  (re-exported: the grid's labels)
 from ..presets import seeds_for
-
-#: (label, activation spec, n_mode): the variants chapter 07 compares.  Labels name a variant
-#: in tables; ``Poly2`` and ``InvSqrt`` and ``Polyak-Sum`` are the seed article's names.
-CHARLM_VARIANTS = (
-    ("softmax", "softmax", "row"),
-    ("x^3/sqrt(i+1)", "poly:p=3", "row"),
-    ("x^3/sqrt(T)", "poly:p=3", "fixed"),
-    ("x^3/14", "poly:p=3,c=1/14", "row"),
-    ("sigmoid", "sigmoid", "row"),
-    ("Softpick", "softpick", "row"),
-    ("SSMax", "ssmax:s=0.43", "row"),
-    ("Poly2 (ReLU^2 / row sum)", "relu2_norm", "row"),
-    ("SA-Softmax", "sa_softmax", "row"),
-    ("InvSqrt", "invsqrt", "row"),
-    ("Polyak-Sum", "polyak_sum", "row"),
-)
 
 _SCALE = {
     "smoke": dict(dataset="synthetic", model="micro", epochs=1, batch_size=16, warmup_epochs=0.5,
@@ -41,15 +27,6 @@ _SCALE = {
                   options=dict(context=256, windows=64 * 2000, eval_windows=256, sample_chars=400)),
 }
 _COMMON = dict(task="charlm", lr=3e-3, weight_decay=0.05, clip_grad=1.0, threads=1)
-
-
-def variant_label(record_or_config) -> str:
-    """The chapter's label of a record's (or config's) variant."""
-    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
-    for label, act, mode in CHARLM_VARIANTS:
-        if act == get("activation") and mode == get("n_mode"):
-            return label
-    return f"{get('activation')} (N: {get('n_mode')})"
 
 
 def variant_grid(experiment: str, preset: str, seeds, fields: dict, variants=CHARLM_VARIANTS,

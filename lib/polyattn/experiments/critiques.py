@@ -26,17 +26,13 @@ x^3/sqrt(N); next to x^3/sqrt(N) and the plain unscaled x^3 in the same grid and
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..labels import QK_WEIGHT_DECAYS, TABLE1_TOKENS, WEIGHT_DECAY_ACTIVATIONS, qk_label, qk_variants  # noqa: F401  (re-exported)
 from ..presets import seeds_for
 from . import vit
 
 #: Seeds per preset: the first three of Table 1's (the minimum the book's paired tests take).
 CRITIQUE_SEEDS = {"smoke": (0,), "book": (0, 1, 2), "paper": (0,)}
 WEIGHT_DECAYS = (0.0, 0.05, 0.5)
-#: Q/K weight decays of the ``qk_controls`` grid (Table 1's decay is 0.05).
-QK_WEIGHT_DECAYS = (0.5, 5.0)
-#: Tokens of Table 1's model (7 x 7 patches and the class token): the N of the length-aware gain.
-TABLE1_TOKENS = 50
-WEIGHT_DECAY_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1")
 POWERS = tuple(range(1, 8))
 POWER_ACTIVATIONS = tuple(f"poly:p={p}" for p in POWERS) + tuple(f"poly_odd:p={p}" for p in POWERS if p % 2 == 0)
 _PROBES = dict(probe_metrics=("attn_fro", "act_jac_fro", "grad_attn_fro"), param_probes=0)
@@ -83,17 +79,6 @@ def powers(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for act in POWER_ACTIVATIONS for s in seeds_for(preset, seeds, CRITIQUE_SEEDS)]
 
 
-def qk_variants() -> tuple:
-    """(label, activation, config fields) of the ``qk_controls`` grid, baselines first."""
-    from ..qk_controls import length_aware_gain
-
-    gain = round(length_aware_gain(TABLE1_TOKENS, 3), 4)
-    return (("x^3/sqrt(N)", "poly:p=3", {}),
-            ("x^3", "poly:p=3,c=1", {}),
-            *((f"x^3, Q/K decay {wd:g}", "poly:p=3,c=1", {"qk_weight_decay": wd}) for wd in QK_WEIGHT_DECAYS),
-            (f"x^3, Q/K init x{gain:g}", "poly:p=3,c=1", {"qk_init_scale": gain}))
-
-
 def qk_controls(preset: str = "book", seeds=None, clip_grad: float | None = None) -> list[TrainConfig]:
     """Table 1's recipe for every variant of :func:`qk_variants` (variant-major order;
     ``clip_grad=0``: the same grid without gradient clipping, as its own experiment)."""
@@ -120,12 +105,3 @@ def qk_norm(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return [_table1_like(preset, "critique_qk_norm", act, s, qk_norm=True, clip_grad=0.0)
             for act in QK_NORM_ACTIVATIONS for s in seeds_for(preset, seeds, vit.TABLE1_SEEDS)]
 
-
-def qk_label(record_or_config) -> str:
-    """The ``qk_controls`` variant a record (or config) belongs to."""
-    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
-    for label, act, fields in qk_variants():
-        if get("activation") == act and all(get(k) == v for k, v in fields.items()) and (
-                fields or (get("qk_weight_decay") is None and get("qk_init_scale") in (None, 1.0))):
-            return label
-    return f"{get('activation')} (qk_weight_decay {get('qk_weight_decay')}, qk_init_scale {get('qk_init_scale')})"

@@ -55,15 +55,10 @@ multi-scale augmentation.
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..labels import DETECTION_VARIANTS
+from ..labels import detection_label as variant_label
 from ..models.detector import VITDET_PYRAMID
 from ..presets import check, seeds_for
-
-#: (label, activation spec): the variants the proxy compares, softmax first.
-DETECTION_VARIANTS = (
-    ("softmax", "softmax"),
-    ("x^3/sqrt(N)", "poly:p=3"),
-    ("x^3/14", "poly:p=3,c=1/14"),
-)
 
 _COMMON = dict(task="detection", n_mode="row", clip_grad=1.0, threads=1)
 
@@ -80,21 +75,6 @@ _SCALE = {
                   options=dict(pyramid=VITDET_PYRAMID, out_channels=256, anchor_scale=8.0, heads="standard",
                                eval_batch=8)),
 }
-
-
-def variant_label(spec_or_record) -> str:
-    """The grid's label of an activation spec (or of a record's or config's activation)."""
-    from .. import activations
-
-    if isinstance(spec_or_record, dict):
-        spec_or_record = spec_or_record.get("config", spec_or_record)["activation"]
-    elif not isinstance(spec_or_record, str):
-        spec_or_record = spec_or_record.activation
-    spec = activations.canonical(spec_or_record)
-    for label, act in DETECTION_VARIANTS:
-        if activations.canonical(act) == spec:
-            return label
-    return spec
 
 
 def detection_proxy(preset: str = "book", seeds=None) -> list[TrainConfig]:

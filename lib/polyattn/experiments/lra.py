@@ -69,19 +69,12 @@ from __future__ import annotations
 import math
 
 from ..config import TrainConfig
+from ..labels import LRA_TASKS, LRA_VARIANTS, PATHFINDER_BUDGET
+from ..labels import lra_label as variant_label  # noqa: F401  (re-exported: the grid's labels)
+from ..labels import lra_task as task_of
+from ..labels import pathfinder_budget_label as budget_label  # noqa: F401  (re-exported)
 from ..presets import seeds_for
 
-#: (label, activation spec, n_mode): the variants chapter 05 compares, softmax first.
-LRA_VARIANTS = (
-    ("softmax", "softmax", "row"),
-    ("x^3/sqrt(N), N valid", "poly:p=3", "row"),
-    ("x^3/sqrt(N), N padded", "poly:p=3", "padded"),
-    ("x^3/14", "poly:p=3,c=1/14", "row"),
-    ("x/sqrt(N)", "poly:p=1", "row"),
-    ("sigmoid", "sigmoid", "row"),
-)
-#: The tasks in the chapter's order.
-LRA_TASKS = ("listops", "text", "retrieval", "image", "pathfinder")
 #: Tasks whose sequences vary in length (where the readings of N differ).
 VARIABLE_LENGTH_TASKS = ("listops", "text", "retrieval")
 
@@ -142,25 +135,6 @@ BOOK_TRIALS = {
                            test_acc_by_epoch=(0.527, 0.555, 0.565)),
     "pathfinder": dict(steps=300, train=4800, test_acc=0.500, chance=0.5, book_setting=True),
 }
-
-
-def variant_label(record_or_config) -> str:
-    """The chapter's label of a record's (or config's) variant."""
-    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
-    for label, act, mode in LRA_VARIANTS:
-        if act == get("activation") and mode == get("n_mode"):
-            return label
-    return f"{get('activation')} (N: {get('n_mode')})"
-
-
-def task_of(record_or_config) -> str:
-    """The chapter's task name of a record (or config): ``pathfinder_6`` is Pathfinder."""
-    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
-    ds = get("dataset")
-    for t in LRA_TASKS:
-        if ds == t or ds.startswith(t + "_"):
-            return t
-    return ds
 
 
 #: What each task is in the published LRA, for the chapter's task table.
@@ -250,23 +224,14 @@ def lra_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return out
 
 
-#: Pathfinder's budget check: (label, model, extra generator options).  The book's softmax
-#: transformer trained on more images, on the book's images and on images without distractor
-#: snakes, beside the attention-free :class:`~polyattn.models.seq_classifier.PixelCNN` on the
-#: book's images: can the labels be learned from these images at all, and does the transformer
-#: leave chance when given more data or an easier task?
-PATHFINDER_BUDGET = (
-    ("transformer (softmax)", "nystromformer", {}),
-    ("transformer (softmax), no distractors", "nystromformer", {"num_distractors": 0}),
-    ("CNN reference", "pixel_cnn", {}),
-)
-#: The budget check trains on this many images, for this many epochs (book preset).
+#: The budget check (:data:`~polyattn.labels.PATHFINDER_BUDGET`) trains on this many images, for this many
+#: epochs (book preset).
 PATHFINDER_BUDGET_SCALE = dict(train_subset=25600, epochs=2)
 
 
 def pathfinder_budget(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """The configs of :data:`PATHFINDER_BUDGET` per seed: the grid's Pathfinder settings, with
-    :data:`PATHFINDER_BUDGET_SCALE` at the book preset (the smoke preset keeps its tiny scale)."""
+    """The configs of :data:`~polyattn.labels.PATHFINDER_BUDGET` per seed: the grid's Pathfinder settings,
+    with :data:`PATHFINDER_BUDGET_SCALE` at the book preset (the smoke preset keeps its tiny scale)."""
     settings = task_settings("pathfinder", preset)
     if preset == "book":
         settings.update(PATHFINDER_BUDGET_SCALE)
@@ -281,17 +246,6 @@ def pathfinder_budget(preset: str = "book", seeds=None) -> list[TrainConfig]:
             out.append(TrainConfig(experiment="lra_pathfinder_budget", preset=preset, activation="softmax", seed=s,
                                    device="cuda" if preset == "paper" else "cpu", **cfg))
     return out
-
-
-def budget_label(record_or_config) -> str:
-    """The label in :data:`PATHFINDER_BUDGET` of a record (or config) of the budget check."""
-    get = record_or_config.get if isinstance(record_or_config, dict) else lambda k: getattr(record_or_config, k)
-    data = dict(get("options").get("data", {}))
-    for label, model, extra in PATHFINDER_BUDGET:
-        if (get("model") == "pixel_cnn") == (model == "pixel_cnn") and all(data.get(k) == v for k, v in extra.items()) \
-                and (extra or "num_distractors" not in data):
-            return label
-    raise ValueError(f"not a config of the Pathfinder budget check: model {get('model')!r}, data {data}")
 
 
 def paper_table() -> list[dict]:

@@ -42,22 +42,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..config import TrainConfig
+from ..labels import PDES, PINN_LABEL, PINNSFORMER_VARIANTS, pde_of
+from ..labels import PHYSICS_VARIANTS as VARIANTS
+from ..labels import physics_label as variant_label
 from ..presets import check, seeds_for
 
-PDES = ("convection", "reaction", "wave")
-
-#: (label, activation spec) of the PINNsFormer variants, softmax first.
-PINNSFORMER_VARIANTS = (
-    ("softmax", "softmax"),
-    ("x^3/sqrt(N)", "poly:p=3"),
-    ("x^3/14", "poly:p=3,c=1/14"),
-    ("x/sqrt(N)", "poly:p=1"),
-    ("relu/N", "relu_n"),
-    ("sigmoid", "sigmoid"),
-)
-PINN_LABEL = "PINN (tanh MLP)"
-#: Every variant's label in the chapter's order.
-VARIANTS = tuple(label for label, _ in PINNSFORMER_VARIANTS) + (PINN_LABEL,)
 #: The variants the claims rest on, which get more seeds.
 MAIN_VARIANTS = ("softmax", "x^3/sqrt(N)", PINN_LABEL)
 #: Default seeds per preset: (main variants, the others).
@@ -236,26 +225,6 @@ def physics_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return [config_for(preset, pde, label, s, steps=steps if preset == "book" else None)
             .replace(experiment="physics_long")
             for s in seeds_for(preset, seeds) for pde, steps in LONG_STEPS.items() for label in LONG_VARIANTS]
-
-
-def variant_label(record_or_config) -> str:
-    """The chapter's label of a record's (or config's) variant."""
-    cfg = record_or_config.get("config", record_or_config) if isinstance(record_or_config, dict) else record_or_config
-    get = cfg.get if isinstance(cfg, dict) else lambda k: getattr(cfg, k)
-    if str(get("model")).startswith("pinn_"):
-        return PINN_LABEL
-    spec = get("activation")
-    for label, s in PINNSFORMER_VARIANTS:
-        if s == spec:
-            return label
-    return spec
-
-
-def pde_of(record_or_config) -> str:
-    """The PDE's name (``convection``, ...) of a record or config (its spec without parameters)."""
-    cfg = record_or_config.get("config", record_or_config) if isinstance(record_or_config, dict) else record_or_config
-    ds = cfg["dataset"] if isinstance(cfg, dict) else cfg.dataset
-    return ds.split(":", 1)[0]
 
 
 def setting_table(presets=("book", "paper")) -> list[dict]:

@@ -8,17 +8,8 @@ from typing import Optional
 import torch
 from torch import nn
 
+from ..model_sizes import VIT_SIZES
 from .blocks import Encoder, decay_groups, init_weights
-
-#: Named widths/depths/heads.  tiny/small/base are DeiT's; micro and mini are the
-#: CPU-sized models the book trains on 28x28 images.
-VIT_SIZES = {
-    "micro": dict(dim=64, depth=4, heads=4),
-    "mini": dict(dim=128, depth=6, heads=4),
-    "tiny": dict(dim=192, depth=12, heads=3),
-    "small": dict(dim=384, depth=12, heads=6),
-    "base": dict(dim=768, depth=12, heads=12),
-}
 
 
 class ViT(nn.Module):

@@ -37,15 +37,15 @@ from __future__ import annotations
 
 import torch
 
+from ..metric_specs import DETECTION_METRICS
 from ..presets import generator
-from .base import Batch, Metric
+from .base import Batch
 
 DATASETS = ("scenes", "coco")
 DEFAULTS = dict(scenes={}, data_seed=0, pyramid=(1.0, 0.5, 0.25), out_channels=64, anchor_scale=3.0,
                 heads="light", detections_per_img=100, eval_batch=50)
 #: The declared metrics: COCO AP (IoU 0.5:0.95) and AP50, of boxes and of masks.
-METRICS = (Metric("box_ap", "%", True, 100.0, "box AP"), Metric("box_ap50", "%", True, 100.0, "box AP50"),
-           Metric("mask_ap", "%", True, 100.0, "mask AP"), Metric("mask_ap50", "%", True, 100.0, "mask AP50"))
+METRICS = DETECTION_METRICS
 #: torchmetrics' result keys of each declared metric.
 METRIC_KEYS = {"box_ap": "bbox_map", "box_ap50": "bbox_map_50", "mask_ap": "segm_map", "mask_ap50": "segm_map_50"}
 INSTALL_HINT = "pip install torchmetrics pycocotools (pinned in requirements.txt)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..model_sizes import image_seq_len
 from .base import ACCURACY, TEST_LOSS, Batch
 
 IN_MEMORY = ("fashion_mnist",)
@@ -22,17 +23,6 @@ IN_MEMORY = ("fashion_mnist",)
 def is_timm(model) -> bool:
     """Whether a config's ``model`` names a timm model (``polyattn.models.timm_zoo.PREFIX``)."""
     return isinstance(model, str) and model.startswith("timm:")
-
-
-def image_seq_len(config) -> int:
-    """Tokens the ViT attends over: (image / patch)^2 patches, plus CLS when pooled by it.
-    ``config``: a TrainConfig or a record's config dict."""
-    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
-    image, patch = get("image_size"), get("patch_size")
-    if not image or not patch:
-        raise ValueError(f"image_seq_len: the config has no image_size/patch_size (got {image!r}, {patch!r}); "
-                         "a record of another task must carry seq_lens")
-    return (int(image) // int(patch)) ** 2 + (get("pool", "cls") == "cls")
 
 
 class _Streamed:

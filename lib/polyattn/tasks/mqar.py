@@ -45,12 +45,10 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..labels import MQAR_DEFAULTS as DEFAULTS
+from ..labels import mqar_set_names as set_names
 from ..presets import generator
 from .base import Batch, Metric
-
-DEFAULTS = dict(vocab_size=512, train_mix=((64, 4, 4096), (128, 8, 1024), (256, 16, 512)),
-                test_sets=((64, 4), (128, 8), (256, 16)), test_examples=256, power_a=0.01, data_seed=0,
-                resample=False, eval_batch=64)
 
 
 def _int(name, value, low):
@@ -104,12 +102,6 @@ def options(config) -> dict:
     if len(set(o["test_sets"])) < len(o["test_sets"]):
         raise ValueError(f"mqar option 'test_sets' repeats an entry: {list(o['test_sets'])}")
     return o
-
-
-def set_names(test_sets) -> list[str]:
-    """``L64`` per test set, or ``L64_K8`` where two test sets share a length."""
-    lengths = [L for L, _ in test_sets]
-    return [f"L{L}" if lengths.count(L) == 1 else f"L{L}_K{K}" for L, K in test_sets]
 
 
 def data_seeds(data_seed: int, epoch: int = 0) -> tuple[int, int]:

@@ -36,7 +36,7 @@ def detector_facts(config) -> dict:
     and final norm), ``pyramid_params``, ``head_params`` (RPN and RoI heads), ``n_params``;
     ``strides``, ``anchors`` (pixels per level), ``out_channels``, ``heads``, ``in_chans``,
     ``num_classes`` and the ViT's ``width``, ``depth`` and ``attn_heads``."""
-    from ..models.vit import VIT_SIZES
+    from ..model_sizes import VIT_SIZES
     from ..tasks.detection import Detection, options
 
     if getattr(config, "task", None) != "detection":
@@ -99,8 +99,8 @@ def setup_table(book_configs: Iterable, paper_configs: Iterable) -> pd.DataFrame
     if not book or not paper:
         raise ValueError("setup_table needs both grids; build them with detection_proxy('book') and "
                          "detection_proxy('paper')")
-    from ..experiments.detection import variant_label
     from ..tasks.detection import options
+    from .detection import variant_label
 
     def column(configs):
         c = configs[0]
