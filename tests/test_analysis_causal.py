@@ -1,5 +1,6 @@
 """The causal-LM analysis of chapter 07 on synthetic records with planted answers."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -200,6 +201,32 @@ def test_survey_claims_on_planted_answers():
     assert out["sa_softmax_long"][0] == "not supported"
     assert out["softpick_sinks"][0] == "fails"
     assert out["polynomials_worse"][0] == "not supported"          # equivalent within the margin
+
+
+def test_survey_polynomials_take_the_register_result_where_it_has_the_comparison():
+    polys = {v: 0.2 for v in ("Poly2 (ReLU^2 / row sum)", C.ROW, C.FIXED, "x^3/14")}
+    final = C.variant_frame(planted(polys, sinks={"softmax": 0.5, "Softpick": 0.0}))
+    plain = C.survey_claims(final, 0.125)
+    assert plain["polynomials_worse"][0] == "holds"
+    # the register finds x^3/14 equivalent (its own family): the page's finding is then contradicted
+    registered = {"x^3/14": SimpleNamespace(result="equivalent", holm_p=0.9)}
+    out = C.survey_claims(final, 0.125, registered=registered)
+    v = next(v for v in out["polynomials_worse"][1] if v.name == "x^3/14")
+    assert v.form == "equivalent" and v.p_holm == 0.9
+    assert out["polynomials_worse"][0] == "mixed"
+    before = next(v for v in plain["polynomials_worse"][1] if v.name == "x^3/14")
+    assert (v.estimate, v.ci, v.n) == (before.estimate, before.ci, before.n)
+    assert C.decided_by_register(before, SimpleNamespace(result="did not learn", holm_p=0.01)).form == "worse"
+
+
+def test_register_results_name_the_candidates_by_variant_label():
+    from polyattn.claims.spec import Arm, vs
+
+    comps = [vs("causal_charlm", {"activation": "poly:p=3", "n_mode": mode}, {"activation": "softmax"}, mode,
+                "x", "equivalent") for mode in ("row", "fixed")]
+    fake = SimpleNamespace(comparisons=[SimpleNamespace(comparison=c) for c in comps])
+    assert list(C.register_results(fake)) == [C.ROW, C.FIXED]
+    assert isinstance(comps[0].candidate, Arm)
 
 
 def test_combine_forms_and_short():

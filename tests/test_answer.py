@@ -38,3 +38,12 @@ def test_the_intro_answer_has_its_figure_and_links(tmp_path):
     assert (tmp_path / answer.FOREST_FILE).stat().st_size > 10_000
     assert "{doc}`04 </chapters/04_vit>`" in md and "```{figure} answer_forest.png" in md
     assert "**What the verdict words mean.**" in md
+    # what each claim rests on: collapsed, under the figure and above the legend, one row per claim with runs
+    start = md.index(f"```{{dropdown}} {answer.SCOPE_TITLE}\n")
+    end = md.index("\n```\n", start)
+    assert md.index("```{figure}") < start < md.index("**What the verdict words mean.**")
+    block = md[start:end].splitlines()
+    table = [line for line in block if line.startswith("|")]
+    assert table[0] == "| claim | experiment (data) | N | training | CPU-hours | verdict |"
+    assert len(table) - 2 >= 10 and all(line.count(" | ") == 5 for line in table)
+    assert any("Fashion-MNIST" in line and "Table 1 analogue" in line for line in table)

@@ -1,14 +1,13 @@
 """The one verdict rule, on every combination of outcomes, and a claim computed from planted records."""
-import json
 import math
 
 import pytest
+from planted_records import plant
 
 from polyattn.claims import rule
 from polyattn.claims.evaluate import evaluate
 from polyattn.claims.spec import Arm, Comparison, RegisteredClaim
 from polyattn.config import TrainConfig
-from polyattn.results import record_path
 
 
 @pytest.mark.parametrize("outcomes,expect,form", [
@@ -69,17 +68,7 @@ def test_every_form_has_a_legend_entry():
 
 def _plant(root, activation, seed, acc, status="ok"):
     cfg = TrainConfig(experiment="unit_claims", activation=activation, seed=seed, preset="smoke")
-    rec = {"schema": 1, "experiment": "unit_claims", "config": {**cfg.__dict__, "probe_metrics": list(cfg.probe_metrics)},
-           "config_hash": cfg.hash, "seed": seed, "preset": "smoke", "status": status, "diverged_step": None,
-           "task": "images", "metrics_spec": [{"name": "test_acc", "higher_is_better": True, "scale": 100.0,
-                                               "unit": "%", "label": "test accuracy"}],
-           "metrics": [{"epoch": 1, "test_acc": acc}], "probes": [], "rank": 0,
-           "provenance": {"git_commit": "x", "git_dirty": False, "started": "2026-01-01T00:00:00+00:00",
-                          "wall_s": 1.0}}
-    path = record_path(cfg, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rec))
-    return cfg
+    return plant(root, cfg, [{"epoch": 1, "test_acc": acc}], status=status)
 
 
 @pytest.fixture

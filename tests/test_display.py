@@ -18,3 +18,13 @@ def test_polynomial_names_follow_their_scale():
     assert display.name("poly:p=7") == "x⁷/√N"
     assert display.name("poly:p=3,c=1") == "x³ (unscaled)"
     assert display.column("tost_p") == "TOST p" and display.column("some_key") == "some key"
+
+
+def test_run_labels_read_as_maths_without_ascii_syntax():
+    assert display.label("x^3/sqrt(i+1)") == "x³/√(i+1)"
+    assert display.label("x^3/sqrt(T)") == "x³/√T"
+    assert display.label("Swin with x^3/14 against x^3/sqrt(16)") == "Swin with x³/14 against x³/√16"
+    assert display.label("x^3/sqrt(N), N = tokens") == "x³/√N, N = tokens"
+    assert display.label("Poly2 (ReLU^2 / row sum)") == "Poly2 (ReLU² / row sum)"
+    assert display.label("x^3/14") == display.name("poly:p=3,c=1/14")
+    assert display.label("SA-Softmax") == "SA-Softmax"

@@ -106,3 +106,23 @@ def test_reference_line_checks_shapes():
     with pytest.raises(ValueError, match="shape"):
         plotting.reference_line(ax, [1, 2], [1], "bad")
     plt.close(fig)
+
+
+def test_group_panels_draw_each_group_with_the_reference_in_grey():
+    from polyattn import survey
+
+    df = pd.DataFrame([{"activation": s, "N": n, "v": float(n)} for s in activations.BOOK_SPECS for n in (4, 16)])
+    fig, axes = plt.subplots(1, len(survey.FIGURE_GROUPS))
+    used = plotting.group_panels(df, "N", "v", survey.FIGURE_GROUPS, axes, marker="")
+    grouped = [s for _, specs in survey.FIGURE_GROUPS for s in specs]
+    assert sorted(grouped) == sorted(activations.BOOK_SPECS)          # every activation in exactly one panel
+    for ax, (title, specs) in zip(used, survey.FIGURE_GROUPS):
+        labels = [line.get_label() for line in ax.get_lines()]
+        assert ax.get_title() == title and len(labels) <= 6
+        assert set(specs) <= set(labels) and "softmax" in labels
+        if "softmax" not in specs:
+            ref = next(line for line in ax.get_lines() if line.get_label() == "softmax")
+            assert ref.get_color() == plotting.REFERENCE_GREY
+    with pytest.raises(ValueError, match="no row of group"):
+        plotting.group_panels(df, "N", "v", [("none", ("poly:p=9",))], axes[:1])
+    plt.close(fig)

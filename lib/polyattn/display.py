@@ -5,6 +5,7 @@ sees goes through :func:`name` (plain Unicode) or :func:`math` (MyST maths).
 """
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 #: Activation spec -> (plain Unicode name, MyST maths name).
@@ -72,6 +73,16 @@ def name(spec: str) -> str:
     if act.family == "sa_softmax_norm":
         return "SA-Softmax (normalised)"
     return act.spec
+
+
+def label(text: str) -> str:
+    """A grid's run label as a reader sees it: ``x^3/sqrt(i+1)`` -> ``x³/√(i+1)``,
+    ``Poly2 (ReLU^2 / row sum)`` -> ``Poly2 (ReLU² / row sum)``; other text is left as it is.
+
+    The labels stay ASCII in code and frames (they pair runs); figures and tables show this."""
+    text = re.sub(r"sqrt\(([A-Za-z0-9]+)\)", r"√\1", str(text))
+    text = text.replace("sqrt(", "√(")
+    return re.sub(r"\^(\d+)", lambda m: m.group(1).translate(_SUPERSCRIPT), text)
 
 
 def column(key: str) -> str:

@@ -232,6 +232,30 @@ def line_plot(df: pd.DataFrame, x: str, y: str, hue: str = "activation", ax=None
     return ax
 
 
+#: The colour of a reference activation drawn behind a panel's own lines.
+REFERENCE_GREY = "#a0a0a0"
+
+
+def group_panels(df: pd.DataFrame, x: str, y: str, groups: Sequence[tuple], axes, reference: Optional[str] = "softmax",
+                 hue: str = "activation", **line_kw) -> list:
+    """One panel per ``(title, specs)`` group: the group's activations in their colours
+    (:func:`line_plot`) and ``reference``, when the group lacks it, as a thin grey line behind them,
+    so that every panel has a few lines and the same yardstick.  Returns the axes used."""
+    axes = list(np.ravel(axes))
+    if len(axes) < len(groups):
+        raise ValueError(f"group_panels: {len(groups)} groups need as many axes, got {len(axes)}")
+    for ax, (title, specs) in zip(axes, groups):
+        present = [s for s in specs if (df[hue] == s).any()]
+        if not present:
+            raise ValueError(f"group_panels: no row of group {title!r} ({', '.join(specs)}) in the frame")
+        if reference is not None and reference not in present and (df[hue] == reference).any():
+            ref = df[df[hue] == reference].groupby(x)[y].mean().sort_index()
+            ax.plot(ref.index.to_numpy(), ref.to_numpy(), color=REFERENCE_GREY, lw=1.2, label=reference, zorder=1)
+        line_plot(df, x, y, hue=hue, ax=ax, order=present, legend=False, **line_kw)
+        ax.set_title(title)
+    return axes[:len(groups)]
+
+
 def reference_line(ax, xs, ys, label: str, color: str = "black", linestyle: str = "--"):
     """A thin reference curve (a bound, a sqrt(N) line) drawn behind the data."""
     xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)

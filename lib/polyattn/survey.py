@@ -30,6 +30,16 @@ SIZES = {
 }
 
 
+#: The activations of ``BOOK_SPECS`` in groups of a few, one figure panel each (eleven lines in one
+#: panel cannot be told apart): the paper's cubic and its scales, the other scaled powers, and the
+#: alternatives from related work.
+FIGURE_GROUPS = (
+    ("softmax and the paper's cubic", ("softmax", "poly:p=3", "poly:p=3,c=1/14", "poly:p=3,c=1")),
+    ("other powers, scaled by 1/√N", ("poly:p=1", "poly:p=2")),
+    ("alternatives from related work", ("relu_n", "sigmoid", "softpick", "ssmax:s=0.43", "poly_norm:p=2")),
+)
+
+
 def settings(preset: str) -> dict:
     """The sizes used under a preset (smoke, book or paper)."""
     return dict(SIZES[check(preset)])

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .. import activations
-from ..experiments.causal import CHARLM_VARIANTS, variant_label
-from ..tasks.base import Metric
+from ..labels import CHARLM_VARIANTS
+from ..labels import charlm_label as variant_label
+from ..metric_specs import Metric
 from .frames import final_metrics
 from .metrics import set_metrics
 from .stats import POWER, holm, paired_difference, t_interval
@@ -349,11 +350,28 @@ def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict:
 BROKEN_RISE = 1.0
 
 
-def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUIVALENCE_MARGIN) -> dict:
+def register_results(claim_verdict) -> dict:
+    """The comparisons of a registered claim on the causal grids
+    (:func:`polyattn.claims.evaluate.evaluate`), by the variant label of their candidate."""
+    return {variant_label(r.comparison.candidate.fields): r for r in claim_verdict.comparisons}
+
+
+def decided_by_register(verdict, result):
+    """``verdict``, a comparison of a page's table (Holm over that table), decided instead by the
+    claim register's ``result`` for the same pairs (Holm over the claim's own comparisons): the
+    register's form and Holm p; the estimate, interval and detectable effect are the same pairs'."""
+    form = {"did not learn": "worse", "uninformative": "not comparable"}.get(result.result, result.result)
+    return type(verdict)(**{**verdict.as_dict(), "form": form, "p_holm": float(result.holm_p)})
+
+
+def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUIVALENCE_MARGIN,
+                  registered: Optional[Mapping[str, object]] = None) -> dict:
     """Each finding of :data:`SURVEY_CLAIMS` tested on the records: ``{key: (form, verdicts)}``.
 
     * polynomials worse: Poly2 and the three x^3 variants against softmax (test bits/char,
-      Holm over the whole table); holds per variant when it is worse, fails when better;
+      Holm over the whole table, or the claim register's result where ``registered`` (variant label
+      -> :func:`register_results` entry) has the comparison); holds per variant when it is worse,
+      fails when better;
     * Softpick and sinks: its sink rate against softmax's (margin one layer-head pair); holds
       when lower; inconclusive at this scale when softmax forms no sink to mitigate;
     * SA-Softmax on long contexts: against softmax at 4x the training context, and whether its
@@ -364,6 +382,7 @@ def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUI
     test = compare_variants(final, "softmax", "test_bpc", margin).set_index("activation", drop=False)
     polys = [v for v in ("Poly2 (ReLU^2 / row sum)", ROW, FIXED, "x^3/14") if v in test.index]
     poly_v = [comparison_verdict(test.loc[v], name=v) for v in polys]
+    poly_v = [decided_by_register(v, registered[v.name]) if v.name in (registered or {}) else v for v in poly_v]
     out = {"polynomials_worse": (combine_forms(SUPPORTS_WORSE[v.form] for v in poly_v), poly_v)}
     sinks = compare_variants(final, "softmax", SINK_METRICS["sink_rate"], sink_margin_, variants=["Softpick"])
     sp = comparison_verdict(sinks.iloc[0], name="Softpick")

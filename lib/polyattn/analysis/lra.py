@@ -3,7 +3,7 @@
 The LRA grid compares *variants*: an activation together with its reading of N (``n_mode``),
 so ``poly:p=3`` appears twice (N = the row's valid keys, N = the padded length).  The
 functions here key every row by ``lra_task`` and ``variant`` (the labels of
-:data:`polyattn.experiments.lra.LRA_VARIANTS`) and otherwise reuse the statistics of
+:data:`polyattn.labels.LRA_VARIANTS`) and otherwise reuse the statistics of
 :mod:`polyattn.analysis.stats` and the verdicts of :mod:`polyattn.analysis.verdicts`:
 
     final = lra_final(records)                       # one row per run, with lra_task and variant
@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..labels import PATHFINDER_BUDGET, lra_label, lra_task, pathfinder_budget_label
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .stats import ALPHA, POWER, paired_difference, t_interval
@@ -31,10 +32,8 @@ BOOK_FORMS = {**_COMPARISON_FORMS, "not comparable": "not supported"}
 
 
 def _labels(record_or_row) -> tuple[str, str]:
-    from ..experiments.lra import task_of, variant_label
-
     cfg = record_or_row["config"] if "config" in record_or_row else record_or_row
-    return task_of(cfg), variant_label(cfg)
+    return lra_task(cfg), lra_label(cfg)
 
 
 def _tag(frame: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
@@ -177,14 +176,12 @@ def combined_form(forms: Sequence[str]) -> str:
 
 def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: float = 0.95) -> pd.DataFrame:
     """Pathfinder's budget check, one row per model of
-    :data:`~polyattn.experiments.lra.PATHFINDER_BUDGET` in its order: seeds, training images
+    :data:`~polyattn.labels.PATHFINDER_BUDGET` in its order: seeds, training images
     seen, mean test accuracy with its t interval over seeds (the Wilson interval of the test set
     with one seed), ``learned`` (the interval's lower end above ``chance``) and the mean wall
     time of a run in seconds."""
-    from ..experiments.lra import PATHFINDER_BUDGET, budget_label
-
     records = _check_records(records)
-    label = {f"{r['config_hash']}-seed{r['seed']}": budget_label(r["config"]) for r in records}
+    label = {f"{r['config_hash']}-seed{r['seed']}": pathfinder_budget_label(r["config"]) for r in records}
     final = final_metrics(records)
     final["label"] = [label[f"{h}-seed{s}"] for h, s in zip(final["config_hash"], final["seed"])]
     rows = []
@@ -198,3 +195,26 @@ def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: 
                      "learned": bool(np.isfinite(lo) and lo > chance), "wall_s": float(g["wall_s"].mean())})
     return pd.DataFrame(rows, columns=["model", "seeds", "images seen", "mean", "ci_low", "ci_high", "chance",
                                        "learned", "wall_s"])
+
+
+#: A learning-curve panel whose mean curves all lie within this many points of one another shows
+#: nothing a table would not (every variant at the same level, typically chance).
+FLAT_CURVE_POINTS = 0.5
+
+
+def curve_panels(epochs: pd.DataFrame, metric: str = "test_acc", scale: float = 100.0,
+                 flat_points: float = FLAT_CURVE_POINTS) -> dict:
+    """Which tasks' learning curves are worth a panel, from :func:`lra_epochs`: task -> ``None``
+    when kept, else why not: ``"one epoch"`` when no run records two epochs (a curve of one
+    point), ``"flat"`` when the mean curves (over seeds, per variant and epoch, in ``scale``
+    units) span at most ``flat_points``.  Tasks keep their order of appearance."""
+    out = {}
+    for task, g in epochs.dropna(subset=["epoch"]).groupby("lra_task", sort=False):
+        curves = g.groupby(["variant", "epoch"], sort=False)[metric].mean() * scale
+        if g["epoch"].nunique() < 2:
+            out[task] = "one epoch"
+        elif curves.max() - curves.min() <= flat_points:
+            out[task] = "flat"
+        else:
+            out[task] = None
+    return out

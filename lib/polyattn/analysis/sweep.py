@@ -173,7 +173,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
     """The best constant c of ``poly:p=3,c=C`` per sequence length, and how it scales with N.
 
     ``sweep_final`` is :func:`final_accuracy` of a sweep over c and patch size (rows without a
-    fixed c are ignored); ``metric`` a :class:`~polyattn.tasks.Metric` or its name (default the
+    fixed c are ignored); ``metric`` a :class:`~polyattn.metric_specs.Metric` or its name (default the
     frame's primary metric).  Ranking: fewest diverged seeds first, then the best mean in the
     metric's direction (the lowest for a loss or bits per character).
     The slope CI resamples seeds with replacement (the same resampled seeds for every c of one
@@ -211,7 +211,7 @@ def best_constant(sweep_final: pd.DataFrame, metric: MetricLike = None, n_boot: 
     notes = []
     if table["at_edge"].any():
         edge = table.loc[table["at_edge"], "seq_len"].tolist()
-        notes.append(f"the best c lies at the edge of the grid for N = {edge}: the optimum may lie beyond it")
+        notes.append(f"the best c lies at the edge of the grid for N = {_lengths(edge)}: the optimum may lie beyond it")
     interior = int((~table["at_edge"].astype(bool)).sum())
     if interior < len(table):
         notes.append(f"the slope uses the {interior} interior optima of {len(table)} lengths (edge values are censored)"
@@ -254,6 +254,12 @@ def best_constant_table(bc: BestConstant, digits: int = 3) -> pd.DataFrame:
     return bc.table[list(BEST_CONSTANT_COLUMNS)].rename(columns=BEST_CONSTANT_COLUMNS).set_index("N").round(digits)
 
 
+def _lengths(ns) -> str:
+    """Sequence lengths in words: "17", "17 and 50", "17, 50 and 197"."""
+    ns = [str(int(n)) for n in ns]
+    return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
+
+
 def scale_verdict(bc: BestConstant) -> str:
     """A sentence on Figure 1's question from :func:`best_constant`: which c wins at which N,
     the direction it moves, whether the grid separates the winner from the runner-up, the
@@ -264,9 +270,9 @@ def scale_verdict(bc: BestConstant) -> str:
     lo_n, hi_n = int(t["seq_len"].iloc[0]), int(t["seq_len"].iloc[-1])
     if bc.direction == "falls":
         trend = (f"the best multiplier c falls as N grows (it rises as N falls from {hi_n} to {lo_n}), "
-                 "the direction of c ∝ 1/sqrt(N); read as a divisor 1/c, the best scale falls as N falls")
+                 "the direction of c ∝ 1/√N; read as a divisor 1/c, the best scale falls as N falls")
     elif bc.direction == "rises":
-        trend = "the best multiplier c rises as N grows, against the direction of c ∝ 1/sqrt(N)"
+        trend = "the best multiplier c rises as N grows, against the direction of c ∝ 1/√N"
     elif bc.direction == "flat":
         trend = "the same c wins at every N, so this grid resolves no trend with N"
     else:
@@ -276,10 +282,10 @@ def scale_verdict(bc: BestConstant) -> str:
     unknown = [int(n) for n, r in zip(t["seq_len"], resolved) if r is None]
     sep = ""
     if tied:
-        sep += (f"; at N = {tied} the paired {round(100 * bc.confidence)}% interval of the best constant's margin over "
+        sep += (f"; at N = {_lengths(tied)} the paired {round(100 * bc.confidence)}% interval of the best constant's margin over "
                 "the runner-up includes zero, so the winner there is not resolved")
     if unknown:
-        sep += f"; at N = {unknown} one seed per constant gives no standard error"
+        sep += f"; at N = {_lengths(unknown)} one seed per constant gives no standard error"
     fit = ""
     if bc.slope == bc.slope:
         lo, hi = bc.slope_ci
@@ -288,11 +294,11 @@ def scale_verdict(bc: BestConstant) -> str:
             defined = (f"; {bc.n_boot} of {bc.n_tried} bootstrap resamples define a slope, the others put an "
                        "optimum at the grid's edge" if bc.n_tried > bc.n_boot else "")
             if lo <= bc.theory_slope <= hi and lo <= 0 <= hi:
-                reading = "as consistent with the -1/2 of c ∝ 1/sqrt(N) as with no change at all (0)"
+                reading = "as consistent with the -1/2 of c ∝ 1/√N as with no change at all (0)"
             elif lo <= bc.theory_slope <= hi:
-                reading = "consistent with the -1/2 of c ∝ 1/sqrt(N) and not with 0"
+                reading = "consistent with the -1/2 of c ∝ 1/√N and not with 0"
             else:
-                reading = "not consistent with the -1/2 of c ∝ 1/sqrt(N)"
+                reading = "not consistent with the -1/2 of c ∝ 1/√N"
             fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}{defined}), {reading}"
         elif lo == lo:
             fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
@@ -302,3 +308,18 @@ def scale_verdict(bc: BestConstant) -> str:
         fit = "; no slope of log c* against log N is fitted (too few interior optima)"
     notes = "".join(f"; note: {n}" for n in bc.notes)
     return f"Best constant: {best}; {trend}{sep}{fit}{notes}"
+
+
+def scale_form(bc: BestConstant) -> str:
+    """The verdict form on Figure 1's question (does the best c of c*x^3 move like 1/sqrt(N)?)
+    from :func:`best_constant`: ``holds`` when the bootstrap interval of the slope holds -1/2 and
+    not 0; ``not supported`` when it excludes -1/2; ``inconclusive at this scale`` when there is
+    no interval, when some length's winner is not resolved from its runner-up, or when the
+    interval holds both -1/2 and 0."""
+    lo, hi = bc.slope_ci
+    has_ci = lo == lo and hi > lo
+    # None (one seed, no interval) and NaN count as unresolved, like False
+    unresolved = any(not (isinstance(r, (bool, np.bool_)) and r) for r in bc.table["resolved"])
+    if not has_ci or unresolved or (lo <= bc.theory_slope <= hi and lo <= 0 <= hi):
+        return "inconclusive at this scale"
+    return "holds" if lo <= bc.theory_slope <= hi else "not supported"

@@ -16,6 +16,7 @@ each decided by a test, so that the sentence claims no more than the evidence su
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Optional
 
@@ -153,7 +154,8 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     n_txt = f"n = {n} seed pairs{cells}" if cells else f"n = {n} seeds"
 
     def make(form, text, extra=extra):
-        return Verdict(form, name, baseline, est, (lo, hi), p, p_holm, tost_p, margin, mde, n, unit, text + extra)
+        return Verdict(form, name, baseline, est, (lo, hi), p, p_holm, tost_p, margin, mde, n, unit,
+                       typographic(text + extra))
 
     if n == 0:
         why = (f"{name} diverged in {int(row['n_diverged'])} of {n_seeds} seeds" if row.get("n_diverged")
@@ -193,6 +195,14 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
         tp = f" (TOST p = {tost_p:.2g})" if _finite(tost_p) else ""
         text += f"; equivalence within {margin_txt} is not shown{tp}"
     return make("inconclusive", text)
+
+
+_MINUS = re.compile(r"(?<=[\s(\[])-(?=\d)")
+
+
+def typographic(text: str) -> str:
+    """A sentence for readers: a minus sign (not a hyphen) before negative numbers, α for alpha."""
+    return _MINUS.sub("\u2212", text).replace("alpha ", "α = ")
 
 
 def short(v, digits: int = 3) -> str:

@@ -1,7 +1,8 @@
 """The book's answer on one screen: the register's verdicts as a compact table, the forest plot of
 every polynomial-against-softmax comparison, the findings the book's own data show most clearly,
-and the legend of every verdict word.  The intro page and the README lead with it; both are
-written from the stored records through :mod:`polyattn.claims`, never by hand.
+what each claim rests on (in a collapsed block on the intro) and the legend of every verdict word.
+The intro page and the README lead with it; both are written from the stored records through
+:mod:`polyattn.claims`, never by hand.
 """
 from __future__ import annotations
 
@@ -126,7 +127,23 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
               "Every comparison of a polynomial with softmax that the book has stored, in units of its claim's "
               "margin (right: the polynomial did better).  Green bars sit inside the margin; orange ones show "
               "the polynomial worse; grey ones cannot tell at these seeds.\n```")
-    return f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n**What the verdict words mean.**\n\n{legend_markdown()}\n"
+    return (f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n{scope_dropdown(verdicts)}\n\n"
+            f"**What the verdict words mean.**\n\n{legend_markdown()}\n")
+
+
+SCOPE_TITLE = "What each claim rests on: data, length, steps, seeds and compute"
+
+
+def scope_dropdown(verdicts: dict) -> str:
+    """A collapsed block under the forest plot: per claim, the experiments and data its comparisons
+    read, N, training length, paired seeds and the CPU-hours of those runs."""
+    from ..claims.scope import scope_markdown
+
+    note = ("One row per claim with stored runs: the experiments its comparisons read and their data; *N*, "
+            "the sequence length the attention trained at; how long each run trained, and how many seeds each "
+            "comparison pairs; the *CPU-hours* of every run the claim reads (wall time on one thread, each run "
+            "counted once).")
+    return f"```{{dropdown}} {SCOPE_TITLE}\n{note}\n\n{scope_markdown(verdicts, links=True)}\n```"
 
 
 def replace_answer(readme_text: str, block: str) -> str:

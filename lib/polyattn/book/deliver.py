@@ -61,8 +61,14 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     """The closing table of ``chapter`` ("What this chapter found"): one line per registered claim
     the chapter computes, with its verdict word and key number, as MyST Markdown.
 
-    Glued as ``findings_<chapter>`` (paste it with ``{glue:md}`findings_<chapter>:myst```); the
-    same rows as the intro's answer table, restricted to this chapter and without its links.
+    Glued as ``findings_<chapter>``; paste it with the block directive (the inline role parses
+    inline Markdown only, so a table pasted with it does not render as a table)::
+
+        ```{glue:md} findings_<chapter>
+        :format: myst
+        ```
+
+    The same rows as the intro's answer table, restricted to this chapter and without its links.
     """
     from ..claims.evaluate import evaluate
     from ..claims.register import REGISTER
@@ -78,7 +84,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     # the chapter column is this chapter on every line: drop it
     rows = ["| " + " | ".join(cell.strip() for cell in line.strip("|").split("|")[:-1]) + " |" for line in lines]
     shown = {r["claim"] for r in answer_rows(verdicts, ids)}
-    rows += [f"| {v.claim.statement} | *no runs stored yet* | |" for v in verdicts.values()
+    rows += [f"| {v.claim.statement} | *no paired runs stored yet* | |" for v in verdicts.values()
              if v.claim.statement not in shown]
     text = "\n".join(rows)
     if any(v.claim.registered_after for v in verdicts.values()):

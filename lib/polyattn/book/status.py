@@ -77,6 +77,7 @@ def _work(config) -> float:
 
 def measured_rates(root: Path = REPO_ROOT) -> dict:
     """Per shape, the seconds per unit of work of every stored evidence record (all grids)."""
+    from ..claims.scope import wall_seconds
     from ..experiments import GRIDS
     from ..results import InvalidRecord, load, record_path
 
@@ -90,7 +91,7 @@ def measured_rates(root: Path = REPO_ROOT) -> dict:
                 rec = load(path, c, evidence=True)
             except InvalidRecord:
                 continue
-            wall = float(rec["provenance"].get("wall_s") or 0.0)
+            wall = wall_seconds(rec)
             if wall > 0:
                 rates.setdefault(_shape(c), []).append(wall / _work(c))
     return {k: sum(v) / len(v) for k, v in rates.items()}
@@ -113,6 +114,7 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
     ``data/results`` (records of a modified tree do not count), the core-hours the stored runs
     took (their wall time on one thread) and an estimate for the rest, and the chapters that
     read it."""
+    from ..claims.scope import wall_seconds
     from ..experiments import GRIDS
     from ..results import InvalidRecord, load, record_path
     from .notebooks import declared_results, read_notebook
@@ -139,7 +141,7 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
             if rec is None:
                 missing.append(c)
             else:
-                walls.setdefault(_cost_class(c), []).append(float(rec["provenance"].get("wall_s") or 0.0))
+                walls.setdefault(_cost_class(c), []).append(wall_seconds(rec))
         found = len(configs) - len(missing)
         per_class = {k: sum(v) / len(v) for k, v in walls.items()}
         # a missing run costs what stored runs of its class took; without one, its shape's measured

@@ -1,0 +1,156 @@
+"""What each claim rests on: the experiments its comparisons read, their data, the attention's
+sequence length N, how long each run trained, how many seeds were paired, and the CPU-hours of
+the runs, all read from the stored records the comparisons pair.
+
+A comparison reads the runs of its two arms that share a seed (and a cell, when it pools); a run
+read by several comparisons of one claim counts once.  CPU-hours are the records' wall time
+(every book run is timed on one thread), summed over every run read, diverged ones included.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Optional
+
+from .evaluate import ClaimVerdict, arm_runs
+from .register import REGISTER
+from .report import HEADLINE, number
+from .spec import RegisteredClaim
+
+#: Each grid a claim reads, as the chapters call it.
+GRID_TITLES = {
+    "vit_table1": "Table 1 analogue",
+    "vit_table1_unclipped": "Table 1 analogue, unclipped",
+    "vit_table1_quadratic": "Table 1 analogue, learned-scale x²",
+    "vit_converged": "converged tier",
+    "vit_table2": "Table 2 analogue",
+    "critique_qk_controls_unclipped": "Q/K decay and init, unclipped",
+    "critique_weight_decay_unclipped": "weight-decay sweep, unclipped",
+    "critique_qk_norm": "QK-norm, unclipped",
+    "architectures_table2": "Table 2 across architectures",
+    "architectures_linear": "x/14 on ViT and DeiT",
+    "causal_charlm": "character LM",
+    "causal_charlm_nope": "character LM without positions",
+    "causal_mqar": "MQAR",
+    "causal_mqar_long": "MQAR, ten times the epochs",
+    "lra": "shortened LRA",
+    "lra_long": "shortened LRA, longer training",
+    "physics": "PINNsFormer",
+    "physics_long": "PINNsFormer, 500 L-BFGS steps",
+    "detection_proxy": "Mask R-CNN proxy",
+}
+
+#: Each dataset a claim's runs train on, as a reader knows it.
+DATA_NAMES = {
+    "fashion_mnist": "Fashion-MNIST",
+    "bible_kjv": "KJV text",
+    "mqar": "synthetic key–value sequences",
+    "scenes": "Fashion-MNIST scenes",
+    "listops": "ListOps",
+    "text": "Text",
+    "retrieval": "Retrieval",
+    "image": "Image",
+    "pathfinder": "Pathfinder",
+    "convection:beta=30": "convection at β = 30",
+    "convection": "convection at β = 50",
+    "reaction": "reaction",
+    "wave": "wave",
+}
+
+
+def wall_seconds(record: dict) -> float:
+    """The seconds a stored run took: its provenance's wall time (0 when it recorded none)."""
+    return float((record.get("provenance") or {}).get("wall_s") or 0.0)
+
+
+def training_steps(record: dict) -> Optional[int]:
+    """The optimiser steps a run took (the last step its metrics name; None when they name none)."""
+    steps = [row["step"] for row in record.get("metrics") or [] if row.get("step") is not None]
+    return int(max(steps)) if steps else None
+
+
+def claim_records(claim: RegisteredClaim, root: Optional[Path] = None, preset: str = "book") -> list[dict]:
+    """Every stored record the claim's comparisons pair, once each, in the order they are read."""
+    out: dict[tuple, dict] = {}
+    for comp in claim.comparisons:
+        cand = arm_runs(comp.candidate, root, preset, comp.pool_over)
+        base = arm_runs(comp.baseline, root, preset, comp.pool_over)
+        for key in sorted(set(cand.records) & set(base.records)):
+            for rec in (cand.records[key], base.records[key]):
+                out.setdefault((rec["experiment"], rec["config_hash"], rec["seed"]), rec)
+    return list(out.values())
+
+
+def _span(values: Iterable[int]) -> str:
+    """"50" or "17–50": one value, or the smallest and the largest."""
+    vals = sorted(set(values))
+    if not vals:
+        return "n/a"
+    lo, hi = vals[0], vals[-1]
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
+def _data_name(dataset: str) -> str:
+    return DATA_NAMES.get(dataset, dataset.replace("_", " "))
+
+
+def _training(records: list[dict]) -> str:
+    """"936 steps (6 epochs)", or "160 L-BFGS steps" where an epoch is one step."""
+    done = [r for r in records if r.get("status") == "ok"] or records
+    steps = [s for s in map(training_steps, done) if s is not None]
+    epochs = [int(r["config"]["epochs"]) for r in done]
+    if not steps:
+        return f"{_span(epochs)} epochs"
+    kind = "L-BFGS steps" if all(r["config"].get("optimizer") == "lbfgs" for r in done) else "steps"
+    text = f"{_span(steps)} {kind}"
+    return text if sorted(set(steps)) == sorted(set(epochs)) else f"{text} ({_span(epochs)} epochs)"
+
+
+def scope_row(verdict: ClaimVerdict, root: Optional[Path] = None, preset: str = "book") -> Optional[dict]:
+    """What one claim rests on, as plain cells (None when none of its comparisons has a stored pair)."""
+    from ..analysis.frames import record_seq_len
+
+    claim = verdict.claim
+    records = claim_records(claim, root, preset)
+    if not records:
+        return None
+    grids = list(dict.fromkeys(r["experiment"] for r in records))
+    data = list(dict.fromkeys(_data_name(str(r["config"]["dataset"])) for r in records))
+    seeds = [len(set(r.seeds)) for r in verdict.comparisons if r.n >= 1]
+    hours = sum(map(wall_seconds, records)) / 3600
+    return {"claim": claim.statement, "claim id": claim.id, "chapter": claim.chapter,
+            "experiment": "; ".join(GRID_TITLES.get(g, g.replace("_", " ")) for g in grids),
+            "data": ", ".join(data), "N": _span(record_seq_len(r) for r in records), "training": _training(records),
+            "seeds": _span(seeds), "runs": len(records), "hours": hours, "CPU-hours": number(hours, 2),
+            "verdict": verdict.form, "late": bool(claim.registered_after)}
+
+
+def scope_rows(verdicts: dict[str, ClaimVerdict], root: Optional[Path] = None, preset: str = "book") -> list[dict]:
+    """One row per registered claim with stored runs: the answer table's claims first, in its order,
+    then the rest of the register's."""
+    order = [c for c in HEADLINE if c in verdicts] + [c for c in REGISTER if c in verdicts and c not in HEADLINE]
+    order += [c for c in verdicts if c not in order]
+    rows = [scope_row(verdicts[c], root, preset) for c in order]
+    return [r for r in rows if r is not None]
+
+
+def scope_markdown(verdicts: dict[str, ClaimVerdict], links: bool = True, root: Optional[Path] = None,
+                   preset: str = "book") -> str:
+    """What each claim with stored runs rests on, as a Markdown table (see :func:`scope_table`)."""
+    return scope_table(scope_rows(verdicts, root, preset), links)
+
+
+def scope_table(rows: list[dict], links: bool = True) -> str:
+    """Rows of :func:`scope_rows` as a Markdown table narrow enough for a page's column: an
+    experiment shares its cell with its data, the training length with the seeds, and the verdict
+    with the chapter that argues it (a MyST link when ``links``)."""
+    lines = ["| claim | experiment (data) | N | training | CPU-hours | verdict |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        chapter = row["chapter"].split("_", 1)[0]
+        where = f"{{doc}}`{chapter} </chapters/{row['chapter']}>`" if links else f"chapter {chapter}"
+        mark = "†" if row["late"] else ""
+        seeds = f"{row['seeds']} seed{'' if row['seeds'] == '1' else 's'}"
+        cells = [row["claim"], f"{row['experiment']} ({row['data']})", row["N"], f"{row['training']}; {seeds}",
+                 row["CPU-hours"], f"**{row['verdict']}**{mark} ({where})"]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
