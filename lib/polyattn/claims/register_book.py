@@ -159,5 +159,20 @@ TABLE2_ARCHITECTURES = RegisteredClaim(
     scale="timm ViT, DeiT, Swin and XCiT at micro size, 2,000 Fashion-MNIST images, book preset",
 )
 
+NORM_INTERVENTION = RegisteredClaim(
+    "norm_intervention",
+    "Softmax trains well because it bounds $\\lVert A \\rVert_F \\le \\sqrt{N}$: lifting the bound "
+    "($8\\cdot$softmax) hurts, imposing it on $x^3/\\sqrt{N}$ (rows capped at norm 1) matches softmax",
+    "paper, Section 4 (the mechanism); review ICLR 2025 (clamp or scale softmax's norm)", "03_norms",
+    comparisons=(
+        _c("necessity", "8·softmax − softmax, converged recipe", "vit_norm_intervention", {"activation": "softmax:k=8"},
+           _SM, "worse", base_grid="vit_converged"),
+        _c("sufficiency", "capped x³/√N − softmax, converged recipe", "vit_norm_intervention",
+           {"activation": "poly_cap:p=3"}, _SM, "equivalent", base_grid="vit_converged"),
+    ),
+    margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="900830c",
+    scale="micro ViT, the converged tier's recipe (all 60,000 Fashion-MNIST images, 20 epochs), book preset",
+)
+
 BOOK_CLAIMS = (TABLE_PARITY, FAMILY, LRA_FIXED_SCALE, N_UNDER_PADDING, PHYSICS_POLY, LM_VS_SOFTMAX, MQAR, DETECTION,
-               TABLE2_ARCHITECTURES)
+               TABLE2_ARCHITECTURES, NORM_INTERVENTION)

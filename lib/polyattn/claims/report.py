@@ -12,12 +12,12 @@ from typing import Iterable, Optional
 from .evaluate import ClaimVerdict, ComparisonResult
 
 #: The claims of the answer table, in the order a reader asks them (those with stored runs).
-HEADLINE = ("table_parity", "converged_scale_needed", "quadratic", "unclipped_scale_needed", "clipping_as_alternative",
+HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "quadratic", "unclipped_scale_needed", "clipping_as_alternative",
             "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
             "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long")
 
 #: The chapter each claim's section lives in, for links.
-CHAPTER_TITLES = {"04_vit": "chapter 04", "05_lra": "chapter 05", "06_physics": "chapter 06",
+CHAPTER_TITLES = {"03_norms": "chapter 03", "04_vit": "chapter 04", "05_lra": "chapter 05", "06_physics": "chapter 06",
                   "07_causal": "chapter 07", "09_critiques": "chapter 09", "10_architectures": "chapter 10"}
 
 

@@ -51,7 +51,7 @@ from .moments import (
     thm42_exact_rms,
     thm42_monte_carlo,
 )
-from .power_laws import PowerLawFit, fit_exponents, fit_power_law
+from .power_laws import PowerLawFit, exponent_rows, fit_exponents, fit_power_law
 from .presets import PRESETS, TheoryPreset, generator, preset, resolve_seed
 from .qgrad import (
     qgrad_fro_norm,
@@ -94,7 +94,7 @@ __all__ = [
     "D_SYMBOL", "double_factorial_odd", "leading_moment", "min_d_within", "moment_product_form",
     "moment_ratio_table", "product_moment", "sum_product_moment", "sum_product_moment_value", "thm42_bound",
     "thm42_exact_rms", "thm42_monte_carlo",
-    "PowerLawFit", "fit_exponents", "fit_power_law",
+    "PowerLawFit", "exponent_rows", "fit_exponents", "fit_power_law",
     "PRESETS", "TheoryPreset", "generator", "preset", "resolve_seed",
     "qgrad_fro_norm", "qgrad_fro_norm_autograd", "thm44_bound_p1", "thm44_exact_second_moment_p1",
     "thm44_leading", "thm44_monte_carlo",

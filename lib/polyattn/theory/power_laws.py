@@ -80,3 +80,21 @@ def fit_exponents(df: pd.DataFrame, x: str, by: Sequence[str], y: str = "mean", 
         rows.append({**dict(zip(by, key)), **fit.as_dict()})
     return pd.DataFrame(rows)
 
+
+
+def exponent_rows(fits: pd.DataFrame, expected: Optional[str] = "expected") -> list[dict]:
+    """:func:`fit_exponents`' rows for readers: the group keys, the exponent with its interval in one
+    cell, the expected exponent, the reduced chi-squared and the number of points."""
+    keys = [c for c in fits.columns if c not in {"exponent", "se", "ci_lo", "ci_hi", "prefactor", "chi2_red",
+                                                 "n_points", "level", expected}]
+    rows = []
+    for r in fits.to_dict("records"):
+        row = {("scaled by 1/√N" if k == "scaled" else k): ("yes" if r[k] is True else "no" if r[k] is False else r[k])
+               for k in keys}
+        row["exponent [95% CI]"] = f"{r['exponent']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]".replace("-", "−")
+        if expected and expected in r:
+            row["expected"] = f"{r[expected]:g}"
+        row["χ²/dof"] = f"{r['chi2_red']:.2g}" if r["chi2_red"] == r["chi2_red"] else "n/a"
+        row["points"] = int(r["n_points"])
+        rows.append(row)
+    return rows
