@@ -28,3 +28,12 @@ def test_run_labels_read_as_maths_without_ascii_syntax():
     assert display.label("Poly2 (ReLU^2 / row sum)") == "Poly2 (ReLU² / row sum)"
     assert display.label("x^3/14") == display.name("poly:p=3,c=1/14")
     assert display.label("SA-Softmax") == "SA-Softmax"
+
+
+def test_typographic_writes_minus_signs_and_powers_of_ten_and_leaves_ranges_and_maths_alone():
+    from polyattn.display import scientific, typographic
+
+    assert typographic("from 0.045 to 2.6e-09 and 5.89e+03 (CI -0.71 to +0.88), alpha 0.05") == \
+        "from 0.045 to 2.6 × 10⁻⁹ and 5.89 × 10³ (CI −0.71 to +0.88), α = 0.05"
+    assert typographic("seeds 3-5, $N^{-1/2}$, x-axis") == "seeds 3-5, $N^{-1/2}$, x-axis"
+    assert scientific(7.1e-28) == "7.1 × 10⁻²⁸"

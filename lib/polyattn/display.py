@@ -88,3 +88,24 @@ def label(text: str) -> str:
 def column(key: str) -> str:
     """A readable column name (the key itself when none is registered)."""
     return COLUMNS.get(key, key.replace("_", " "))
+
+
+_MINUS = re.compile(r"(?<=[\s(\[])-(?=\d)")
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-])(\d+)\b")
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def scientific(x: float, digits: int = 2) -> str:
+    """``x`` in scientific notation for readers: 7.1 × 10⁻²⁸ (not 7.1e-28)."""
+    return typographic(f"{x:.{digits - 1}e}")
+
+
+def typographic(text: str) -> str:
+    """A generated sentence for readers: a minus sign (not a hyphen) before negative numbers,
+    powers of ten written out (2.6 × 10⁻⁹, not 2.6e-09), α for alpha."""
+    def power(m: re.Match) -> str:
+        exp = int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
+        return f"{m.group(1)} × 10{str(exp).translate(_SUPERSCRIPT)}"
+
+    text = _SCIENTIFIC.sub(power, text)
+    return _MINUS.sub("\u2212", text).replace("alpha ", "α = ")

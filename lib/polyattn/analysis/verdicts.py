@@ -16,13 +16,13 @@ each decided by a test, so that the sentence claims no more than the evidence su
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np
 import pandas as pd
 
+from ..display import typographic
 from .metrics import MetricLike, diff_unit, resolve_metric
 from .stats import ALPHA, POWER
 
@@ -195,14 +195,6 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
         tp = f" (TOST p = {tost_p:.2g})" if _finite(tost_p) else ""
         text += f"; equivalence within {margin_txt} is not shown{tp}"
     return make("inconclusive", text)
-
-
-_MINUS = re.compile(r"(?<=[\s(\[])-(?=\d)")
-
-
-def typographic(text: str) -> str:
-    """A sentence for readers: a minus sign (not a hyphen) before negative numbers, α for alpha."""
-    return _MINUS.sub("\u2212", text).replace("alpha ", "α = ")
 
 
 def short(v, digits: int = 3) -> str:

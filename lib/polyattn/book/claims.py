@@ -130,9 +130,12 @@ def verdict(claim_id: str, summary: str, form: str) -> str:
     from IPython.display import Markdown
     from myst_nb import glue
 
-    glue(f"verdict_{claim_id}", Markdown(summary.strip()), display=False)
+    from ..display import typographic
+
+    summary = typographic(summary.strip())
+    glue(f"verdict_{claim_id}", Markdown(summary), display=False)
     glue(f"verdict_{claim_id}_form", form, display=False)
-    return summary.strip()
+    return summary
 
 
 def glued_keys(nb) -> set[str]:
