@@ -75,7 +75,8 @@ def findings_markdown(verdicts: dict) -> str:
             f"{fixed(sum(t1['poly:p=3']) / max(1, len(t1['poly:p=3'])), 2)} on average in the Table 1 analogue; yet "
             f"its converged accuracy differs from softmax's by {estimate_cell(conv_cmp)}. Similar accuracy does "
             f"not come from a similar norm.")
-    for cid, text in (("mqar", "**On associative recall (MQAR) every cubic variant stays behind softmax.**"),
+    for cid, text in (("mqar", "**At the book's budget, on associative recall (MQAR) every cubic variant stays behind "
+                               "softmax.**"),
                       ("nope_lm", "**Without position encodings the cubic language models are worse than "
                                   "softmax.**")):
         v = verdicts.get(cid)
@@ -87,7 +88,18 @@ def findings_markdown(verdicts: dict) -> str:
         parts = "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs, Holm p {_p(r.holm_p)})"
                           for r in done)
         lines.append(f"- {text} {parts} ({v.claim.scale}).")
+        longer = verdicts.get(LONGER_BUDGET.get(cid, ""))
+        done_longer = [r for r in longer.comparisons if r.n >= 2] if longer is not None else []
+        if done_longer:
+            lines[-1] += (f" With more training ({longer.claim.scale}) the comparisons read "
+                          f"**{longer.form}**: "
+                          + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done_longer)
+                          + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
     return "\n".join(lines)
+
+
+#: The claim that retests a finding with a larger training budget.
+LONGER_BUDGET = {"mqar": "mqar_long"}
 
 
 def _p(p: float) -> str:
