@@ -28,3 +28,13 @@ def test_recall_table_reads_each_test_set_per_variant():
     assert t.loc[("softmax", "L64"), "level"] == "at the copy plateau"
     assert t.loc[("x^3/sqrt(i+1)", "L64"), "level"] == "above guessing, below the copy plateau"
     assert t.loc[("softmax", "L128"), "mean"] == pytest.approx(0.125) and t.loc[("softmax", "L256"), "level"] == "diverged"
+
+
+def test_seeds_above_plateau_counts_the_runs_that_learned_recall():
+    cfg = causal_mqar("book", seeds=[0])[0]
+    final = pd.DataFrame([{"activation": v, "seed": s, "acc_L64": a, "acc_L128": 0.1, "acc_L256": 0.05}
+                          for v, accs in (("softmax", (0.24, 0.26, 0.22)), ("x^3/14", (0.2, 1.0, 0.9)))
+                          for s, a in enumerate(accs)])
+    got = recall.seeds_above_plateau(final, cfg)
+    assert got["softmax"][0] == (64, 0, 3, pytest.approx(0.26))
+    assert got["x^3/14"] == [(64, 2, 3, 1.0), (128, 0, 3, pytest.approx(0.1)), (256, 0, 3, pytest.approx(0.05))]

@@ -60,3 +60,16 @@ def recall_table(final: pd.DataFrame, config) -> pd.DataFrame:
                          "ci_high": hi, "n": int(vals.notna().sum()), "guess": guess, "plateau": plateau,
                          "level": level_of(lo_, hi_, guess, plateau) if mean == mean else "diverged"})
     return pd.DataFrame(rows)
+
+
+def seeds_above_plateau(final: pd.DataFrame, config) -> dict[str, list[tuple[int, int, int, float]]]:
+    """Per variant (``activation`` holds the label, as in :func:`recall_table`), per test set:
+    (length, seeds above the copy plateau, seeds, best accuracy), each seed's accuracy read as a
+    point by :func:`level_of`.  A run above the plateau has learned recall."""
+    out: dict[str, list[tuple[int, int, int, float]]] = {}
+    for variant, g in final.groupby("activation", sort=False):
+        for name, L, _, guess, plateau in levels(config):
+            accs = g[f"acc_{name}"].astype(float)
+            k = sum(level_of(a, a, guess, plateau) == LEVELS[3] for a in accs)
+            out.setdefault(variant, []).append((L, int(k), len(accs), float(accs.max())))
+    return out
