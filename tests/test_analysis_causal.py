@@ -5,7 +5,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from polyattn import activations
 from polyattn.analysis import causal as C
 from polyattn.analysis import comparison_verdict
 from polyattn.experiments import causal
@@ -94,7 +93,6 @@ def test_row_vs_fixed_is_one_family_over_the_three_lengths():
     assert d["equivalent"].iloc[0] and d["p_holm"].iloc[2] < 0.05
     forms = [C.BOOK_FORMS[comparison_verdict(r).form] for _, r in d.iterrows()]
     assert forms == ["equivalent within the margin", "equivalent within the margin", "worse"]
-    assert C.combine_forms(forms) == "mixed"
 
 
 def test_positions_effect_pairs_nope_with_sinusoidal_runs_per_variant_and_length():
@@ -170,55 +168,6 @@ def test_survey_comparison_puts_ratios_side_by_side():
     assert t.loc["SA-Softmax", "rank: survey perplexity"] == 1
 
 
-def test_sink_claims_need_a_sink_to_remove():
-    recs = planted()
-    f = C.variant_frame(recs)
-    margin = C.sink_margin(recs)
-    assert margin == pytest.approx(1 / 8)
-    assert C.no_sink(f)
-    form, diffs = C.sinks_claim(f, margin)
-    assert form == "inconclusive at this scale"
-    assert not diffs.set_index("activation").loc["sigmoid", "sum_to_one"]
-    assert diffs.set_index("activation").loc["SSMax", "sum_to_one"]
-    # softmax sinks in half its heads, every activation without the sum-to-one constraint in none
-    free = [v for v, spec, _ in causal.CHARLM_VARIANTS if not activations.get(spec).rows_sum_to_one]
-    sinks = {"softmax": 0.5, **{v: 0.5 for v, spec, _ in causal.CHARLM_VARIANTS
-                                 if v != "softmax" and v not in free}}
-    form, _ = C.sinks_claim(C.variant_frame(planted(sinks=sinks)), margin)
-    assert form == "holds"
-
-
-def test_survey_claims_on_planted_answers():
-    polys = {v: 0.2 for v in ("Poly2 (ReLU^2 / row sum)", C.ROW, C.FIXED, "x^3/14")}
-    recs = planted(polys, x4={"SA-Softmax": -0.4}, sinks={"softmax": 0.5, "Softpick": 0.0})
-    out = C.survey_claims(C.variant_frame(recs), C.sink_margin(recs))
-    assert out["polynomials_worse"][0] == "holds" and len(out["polynomials_worse"][1]) == 4
-    assert out["softpick_sinks"][0] == "holds"
-    assert out["sa_softmax_long"][0] == "holds"
-    # SA-Softmax better than softmax at 4x but not the best variant there: not supported
-    recs = planted(x4={"SA-Softmax": -0.4, "SSMax": -0.6}, sinks={"softmax": 0.5, "Softpick": 0.7})
-    out = C.survey_claims(C.variant_frame(recs), C.sink_margin(recs))
-    assert out["sa_softmax_long"][0] == "not supported"
-    assert out["softpick_sinks"][0] == "fails"
-    assert out["polynomials_worse"][0] == "not supported"          # equivalent within the margin
-
-
-def test_survey_polynomials_take_the_register_result_where_it_has_the_comparison():
-    polys = {v: 0.2 for v in ("Poly2 (ReLU^2 / row sum)", C.ROW, C.FIXED, "x^3/14")}
-    final = C.variant_frame(planted(polys, sinks={"softmax": 0.5, "Softpick": 0.0}))
-    plain = C.survey_claims(final, 0.125)
-    assert plain["polynomials_worse"][0] == "holds"
-    # the register finds x^3/14 equivalent (its own family): the page's finding is then contradicted
-    registered = {"x^3/14": SimpleNamespace(result="equivalent", holm_p=0.9)}
-    out = C.survey_claims(final, 0.125, registered=registered)
-    v = next(v for v in out["polynomials_worse"][1] if v.name == "x^3/14")
-    assert v.form == "equivalent" and v.p_holm == 0.9
-    assert out["polynomials_worse"][0] == "mixed"
-    before = next(v for v in plain["polynomials_worse"][1] if v.name == "x^3/14")
-    assert (v.estimate, v.ci, v.n) == (before.estimate, before.ci, before.n)
-    assert C.decided_by_register(before, SimpleNamespace(result="did not learn", holm_p=0.01)).form == "worse"
-
-
 def test_register_results_name_the_candidates_by_variant_label():
     from polyattn.claims.spec import Arm, vs
 
@@ -229,12 +178,7 @@ def test_register_results_name_the_candidates_by_variant_label():
     assert isinstance(comps[0].candidate, Arm)
 
 
-def test_combine_forms_and_short():
-    assert C.combine_forms(["holds", "holds"]) == "holds"
-    assert C.combine_forms(["holds", "fails"]) == "mixed"
-    assert C.combine_forms(["fails", "inconclusive at this power"]) == "not supported"
-    assert C.combine_forms(["holds", "inconclusive at this power"]) == "inconclusive at this power"
-    assert C.combine_forms([]) == "inconclusive at this scale"
+def test_short_and_describe():
     f = C.variant_frame(planted({"Softpick": -0.3}))
     v = comparison_verdict(C.compare_variants(f).set_index("activation").loc["Softpick"])
     text = C.short(v)
@@ -249,11 +193,3 @@ def test_variant_colors_are_distinct_except_for_the_two_readings_of_n():
     assert colors[C.ROW] == colors[C.FIXED]
     others = [c for v, c in colors.items() if v != C.FIXED]
     assert len(set(others)) == len(others)
-
-
-def test_sa_softmax_at_4x_is_uninformative_when_every_model_is_broken_there():
-    broken = {v: 2.0 for v, _, _ in causal.CHARLM_VARIANTS}
-    broken["SA-Softmax"] = 1.5
-    recs = planted(x4=broken, sinks={"softmax": 0.5, "Softpick": 0.0})
-    out = C.survey_claims(C.variant_frame(recs), C.sink_margin(recs))
-    assert out["sa_softmax_long"][0] == "inconclusive at this scale"

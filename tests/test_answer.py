@@ -36,7 +36,7 @@ def test_replace_answer_needs_its_markers():
 def test_the_intro_answer_has_its_figure_and_links(tmp_path):
     md = answer.intro_answer(tmp_path)
     assert (tmp_path / answer.FOREST_FILE).stat().st_size > 10_000
-    assert "{doc}`04 </chapters/04_vit>`" in md and "```{figure} answer_forest.png" in md
+    assert "{ref}`04 <claim-table-parity>`" in md and "```{figure} answer_forest.png" in md
     assert "**What the verdict words mean.**" in md
     # what each claim rests on: collapsed, under the figure and above the legend, one row per claim with runs
     start = md.index(f"```{{dropdown}} {answer.SCOPE_TITLE}\n")

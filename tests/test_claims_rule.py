@@ -120,3 +120,62 @@ def test_without_the_chance_guard_two_arms_at_chance_would_be_judged(planted):
 def test_a_claim_whose_runs_are_missing_is_inconclusive_at_this_scale(planted):
     v = evaluate(_claim(_cmp("missing", "sigmoid", "softmax", "equivalent")), root=planted, preset="smoke")
     assert v.comparisons[0].n == 0 and v.form == "inconclusive at this scale"
+
+
+# --- per-comparison margins, baselines with nothing to improve on, measurements under ``final`` --------
+
+def _plant_sinks(root, activation, seed, rate):
+    from planted_records import plant as plant_
+
+    cfg = TrainConfig(experiment="unit_sinks", activation=activation, seed=seed, preset="smoke")
+    return plant_(root, cfg, [{"epoch": 1, "test_acc": 0.5}], final={"sinks": {"sink_rate": rate}})
+
+
+@pytest.fixture
+def sinks(tmp_path, monkeypatch):
+    from polyattn import experiments
+
+    rates = {"softmax": [0.5, 0.625, 0.5], "sigmoid": [0.0, 0.25, 0.0], "softpick": [0.0, 0.0, 0.0],
+             "poly:p=3": [0.0, 0.0, 0.0]}
+    configs = [_plant_sinks(tmp_path, a, s, r) for a, vals in rates.items() for s, r in enumerate(vals)]
+    monkeypatch.setitem(experiments.GRIDS, "unit_sinks",
+                        lambda preset, seeds: [c for c in configs if seeds is None or c.seed in seeds])
+    return tmp_path
+
+
+def _sink_cmp(cid, cand, base, **kw):
+    return Comparison(cid, cid, Arm("unit_sinks", {"activation": cand}), Arm("unit_sinks", {"activation": base}),
+                      "better", metric="sinks.sink_rate", **kw)
+
+
+def test_a_measurement_stored_under_final_is_compared_with_its_own_margin(sinks):
+    from polyattn.claims.report import summary
+
+    claim = RegisteredClaim("unit", "unit claim", "test", "07_causal", margin=0.05, comparisons=(
+        _sink_cmp("sigmoid", "sigmoid", "softmax", margin=0.125, baseline_null=0.0, chance_band=0.0625),))
+    v = evaluate(claim, root=sinks, preset="smoke")
+    r = v.comparisons[0]
+    assert r.n == 3 and r.mean == pytest.approx(-(0.5 + 0.375 + 0.5) / 3, abs=1e-9)
+    assert r.margin == 0.125 and r.unit == "share" and not r.higher_is_better
+    assert r.result == "better" and v.form == "holds"
+    assert "±0.125" in summary(v)
+
+
+def test_a_baseline_at_its_null_level_makes_the_comparison_uninformative(sinks):
+    # poly against softpick: the baseline forms no sink, so there is none to have fewer of
+    claim = RegisteredClaim("unit", "unit claim", "test", "07_causal", margin=0.125, comparisons=(
+        _sink_cmp("none", "poly:p=3", "softpick", baseline_null=0.0, chance_band=0.0625),
+        _sink_cmp("some", "sigmoid", "softmax", baseline_null=0.0, chance_band=0.0625)))
+    v = evaluate(claim, root=sinks, preset="smoke")
+    by = {r.comparison.id: r for r in v.comparisons}
+    assert by["none"].result == "uninformative" and by["some"].result != "uninformative"
+    # without the null level the same pairs would be judged
+    v = evaluate(RegisteredClaim("unit", "u", "t", "07_causal", margin=0.125, comparisons=(
+        _sink_cmp("none", "poly:p=3", "softpick"),)), root=sinks, preset="smoke")
+    assert v.comparisons[0].result != "uninformative"
+
+
+def test_a_comparison_refuses_a_non_positive_margin():
+    arm = Arm("vit_table1", {"activation": "softmax"})
+    with pytest.raises(ValueError, match="margin must be positive"):
+        Comparison("x", "x", arm, arm, "equivalent", margin=0.0)

@@ -65,7 +65,7 @@ def test_a_claim_without_stored_pairs_gets_no_row(planted):
     assert scope.scope_row(evaluate(claim, root=planted, preset="smoke"), root=planted, preset="smoke") is None
 
 
-def test_the_scope_table_has_one_row_per_claim_with_runs_and_links_its_chapter(planted):
+def test_the_scope_table_has_one_row_per_claim_with_runs_and_links_its_section(planted):
     with_runs = _claim(_cmp("eq", "poly:p=3", "softmax", "equivalent"))
     without = RegisteredClaim("unit_none", "no runs", "test", "05_lra",
                               comparisons=(_cmp("missing", "sigmoid", "softmax", "equivalent"),), margin=1.0)
@@ -79,7 +79,7 @@ def test_the_scope_table_has_one_row_per_claim_with_runs_and_links_its_chapter(p
     # ten runs of six minutes
     assert cells[:5] == ["a planted claim", "planted grid (Fashion-MNIST)", "50", "200 steps (2 epochs); 5 seeds",
                          "1.0"]
-    assert cells[5].endswith("† ({doc}`04 </chapters/04_vit>`)")
+    assert cells[5].endswith("† ({ref}`04 <claim-unit-scope>`)")
     assert "chapter 04" in scope.scope_markdown(verdicts, links=False, root=planted, preset="smoke")
 
 

@@ -5,6 +5,7 @@ sees goes through :func:`name` (plain Unicode) or :func:`math` (MyST maths).
 """
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -90,7 +91,7 @@ def column(key: str) -> str:
     return COLUMNS.get(key, key.replace("_", " "))
 
 
-_MINUS = re.compile(r"(?<=[\s(\[])-(?=\d)")
+_MINUS = re.compile(r"(?:^|(?<=[\s(\[]))-(?=\d)")
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-])(\d+)\b")
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
@@ -109,3 +110,27 @@ def typographic(text: str) -> str:
 
     text = _SCIENTIFIC.sub(power, text)
     return _MINUS.sub("\u2212", text).replace("alpha ", "α = ")
+
+
+def breakable(text) -> str:
+    """A long identifier (a timm model name) that may break after its underscores, so that it
+    wraps inside a table cell instead of widening the table."""
+    return str(text).replace("_", "_\u200b")
+
+
+def square_root(n: float) -> str:
+    """√n for a sentence: a whole number when n is a perfect square (196 -> "14"), else two
+    decimals (192 -> "13.86")."""
+    r = math.sqrt(n)
+    return f"{r:.0f}" if r == int(r) else f"{r:.2f}"
+
+
+def markdown_table(header, rows) -> str:
+    """A Markdown table (MyST renders its maths, which an HTML table's cells do not get):
+    ``header`` the column names, ``rows`` sequences of cells; a ``|`` in a cell is escaped."""
+    def esc(v):
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

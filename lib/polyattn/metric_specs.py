@@ -48,3 +48,9 @@ TEST_LOSS = Metric("test_loss", unit="nats", higher_is_better=False, scale=1.0, 
 #: The detection task's metrics: COCO AP (IoU 0.5:0.95) and AP50, of boxes and of masks.
 DETECTION_METRICS = (Metric("box_ap", "%", True, 100.0, "box AP"), Metric("box_ap50", "%", True, 100.0, "box AP50"),
                      Metric("mask_ap", "%", True, 100.0, "mask AP"), Metric("mask_ap50", "%", True, 100.0, "mask AP50"))
+
+#: Measurements a run stores under ``final`` at its end rather than per evaluation, named by their
+#: path there: the first-token sink rate of :mod:`polyattn.sinks` (share of layer-head pairs whose
+#: mean weight on the first token exceeds the threshold; lower means fewer sinks).
+SINK_RATE = Metric("sinks.sink_rate", "share", False, 1.0, "sink rate (first token)")
+FINAL_METRICS = {SINK_RATE.name: SINK_RATE}

@@ -13,6 +13,8 @@ and x^3/14, and XCiT once more with N its patch tokens.  Every row here is keyed
     n_readings(final, margin=1)               # x^3/14 and N = tokens against each architecture's own N
     table2_form(pooled, per_architecture)     # the claim's form from those two tables
     paper_recipe_table(paper_configs)         # the paper preset's recipe per architecture
+    architecture_rows(table, fields)          # a table with one column per architecture, for people
+    attention_n(n_table, "swin")              # N of one architecture in the N table, and its row
 
 What N is in each architecture is read from the built models (:mod:`polyattn.models.timm_facts`),
 and the setup against the paper preset from the grids
@@ -25,6 +27,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from ..display import breakable
 from ..labels import ARCHITECTURE_VARIANTS as VARIANTS
 from ..labels import architecture as architecture_of
 from ..labels import architecture_label as variant_label
@@ -32,10 +35,17 @@ from ._common import _check_records, _pm
 from .frames import final_metrics
 from .lra import BOOK_FORMS, combined_form
 from .stats import ALPHA, POWER, paired_difference, pooled_difference
-from .tables import _diff_cells, summary_table
+from .tables import _diff_cells, number_cell, summary_table
 from .verdicts import comparison_verdict
 
 SOFTMAX, OWN, FIXED, TOKENS = VARIANTS
+#: Each architecture as a reader knows it.
+ARCHITECTURE_NAMES = {"vit": "ViT", "deit": "DeiT", "swin": "Swin", "xcit": "XCiT"}
+#: The rows of the N table for people (:func:`polyattn.models.timm_facts.attention_n_table`'s
+#: columns) and the names they are shown under.
+N_FIELDS = ("input", "patch", "tokens", "module", "runs over", "N", "N per layer", "other layers", "1/sqrt(N)",
+            "fixed / own")
+N_NAMES = {"input": "input (px)", "1/sqrt(N)": "1/√N", "fixed / own": "fixed / own (√N/14)"}
 
 
 def architecture_final(records: Iterable[dict]) -> pd.DataFrame:
@@ -152,3 +162,32 @@ def paper_recipe_table(paper_configs) -> pd.DataFrame:
                      "dataset": c.dataset})
     return pd.DataFrame(rows)
 
+
+
+def architecture_rows(table: pd.DataFrame, fields, names: Optional[dict] = None) -> list[dict]:
+    """A table with one row per architecture (and XCiT's reading of N, column ``n_rule``) turned
+    for people: one column per architecture, headed by its name (and "N = <rule>"), one row per
+    field of ``fields``, named by ``names``.  Numbers are cells of about three significant
+    figures; model names may break after their underscores."""
+    names = names or {}
+    rules = table["n_rule"] if "n_rule" in table else [""] * len(table)
+    heads = [ARCHITECTURE_NAMES.get(a, a) + (f" (N = {rule})" if rule else "")
+             for a, rule in zip(table["architecture"], rules)]
+    rows = []
+    for field in fields:
+        cells = [breakable(v) if "model" in field else number_cell(v) if isinstance(v, (float, np.floating)) else str(v)
+                 for v in table[field]]
+        rows.append({"": names.get(field, field), **dict(zip(heads, cells))})
+    return rows
+
+
+def attention_n(n_table: pd.DataFrame, architecture: str, n_rule: str = "") -> tuple[int, pd.Series]:
+    """N of ``architecture`` (with XCiT's ``n_rule``, "channels" or "tokens") in a table of
+    :func:`polyattn.models.timm_facts.attention_n_table`, and its row."""
+    rows = n_table[(n_table["architecture"] == architecture) & (n_table["n_rule"] == n_rule)]
+    if rows.empty:
+        have = ", ".join(f"{a}" + (f" ({r})" if r else "") for a, r in zip(n_table["architecture"], n_table["n_rule"]))
+        raise ValueError(f"the N table has no row for {architecture!r} with n_rule {n_rule!r} (it has {have}); "
+                         "build it from a grid that runs that architecture")
+    row = rows.iloc[0]
+    return int(row["N"]), row

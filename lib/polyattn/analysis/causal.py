@@ -39,10 +39,6 @@ SINK_METRICS = {
     "sink_rate_normalised": Metric("sink_rate_normalised", "share", False, 1.0, "sink rate (normalised share)"),
     "alpha_mean": Metric("alpha_mean", "weight", False, 1.0, "mean first-token weight"),
 }
-#: Whether a comparison supports a claim that the candidate is better (worse) than the baseline.
-SUPPORTS_BETTER = {"better": "holds", "equivalent": "not supported", "worse": "fails",
-                   "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}
-SUPPORTS_WORSE = {**SUPPORTS_BETTER, "better": "fails", "worse": "holds"}
 
 #: The survey article's table, as printed (its 实验验证 / 语言建模任务 section): method, the
 #: variant of this book that implements its formula, perplexity, "attention sink strength".
@@ -57,12 +53,6 @@ SURVEY_TABLE = (
     ("Softpick", "Softpick", 12.21, 0.28),
     ("SA-Softmax", "SA-Softmax", 12.18, 0.31),
 )
-#: The article's three findings under its table, translated.
-SURVEY_CLAIMS = {
-    "polynomials_worse": "polynomial substitutes come close to softmax but are usually slightly worse",
-    "softpick_sinks": "Softpick effectively mitigates the attention sink",
-    "sa_softmax_long": "SA-Softmax has a clear advantage on long contexts",
-}
 #: Characters per n-gram in the repetition measure of :func:`collapse_metrics`.
 COLLAPSE_NGRAM = 4
 
@@ -272,39 +262,10 @@ def collapse_check(samples: Mapping[str, str], reference: dict, n: int = COLLAPS
     return pd.DataFrame(rows)
 
 
-def combine_forms(forms: Iterable[str]) -> str:
-    """One form for several sub-claims, by the book's one rule
-    (:func:`polyattn.claims.rule.combine_forms`)."""
-    from ..claims.rule import combine_forms as _combine
-
-    return _combine(forms)
-
-
-def sink_margin(records: Iterable[dict]) -> float:
-    """One layer-head pair as a share of them (the sink rate's resolution), from the records."""
-    for r in records:
-        alpha = ((r.get("final") or {}).get("sinks") or {}).get("alpha")
-        if alpha:
-            return 1.0 / (len(alpha) * len(alpha[0]))
-    raise ValueError("no record carries sink measurements")
-
-
 def no_sink(final: pd.DataFrame, variant: str = "softmax") -> bool:
     """Whether ``variant`` formed no sink at all (sink rate 0 in every seed): nothing to mitigate."""
     vals = final.loc[final["activation"] == variant, "sink_rate"].dropna()
     return len(vals) > 0 and bool((vals == 0).all())
-
-
-def sinks_claim(final: pd.DataFrame, margin: float) -> tuple[str, pd.DataFrame]:
-    """Do variants whose rows need not sum to one form fewer sinks than softmax?  The form, and
-    the comparisons (sink rate minus softmax's, Holm over the variants) with ``sum_to_one``."""
-    diffs = compare_variants(final, "softmax", SINK_METRICS["sink_rate"], margin)
-    specs = dict(zip(final["activation"], final["spec"]))
-    diffs["sum_to_one"] = [activations.get(specs[v]).rows_sum_to_one for v in diffs["activation"]]
-    if no_sink(final):
-        return "inconclusive at this scale", diffs
-    free = diffs[~diffs["sum_to_one"]]
-    return combine_forms(SUPPORTS_BETTER[comparison_verdict(r).form] for _, r in free.iterrows()), diffs
 
 
 def survey_comparison(final: pd.DataFrame) -> pd.DataFrame:
@@ -345,11 +306,6 @@ def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict:
     return {"pairs": con + dis + ties, "concordant": int(con), "discordant": int(dis), "ties": int(ties), "rho": rho}
 
 
-#: A rise of test bits/char from 1x to 4x the training context beyond which a model is broken at
-#: 4x: one bit per character doubles the per-character perplexity.
-BROKEN_RISE = 1.0
-
-
 def register_results(claim_verdict) -> dict:
     """The comparisons of a registered claim on the causal grids
     (:func:`polyattn.claims.evaluate.evaluate`), by the variant label of their candidate."""
@@ -362,43 +318,6 @@ def decided_by_register(verdict, result):
     register's form and Holm p; the estimate, interval and detectable effect are the same pairs'."""
     form = {"did not learn": "worse", "uninformative": "not comparable"}.get(result.result, result.result)
     return type(verdict)(**{**verdict.as_dict(), "form": form, "p_holm": float(result.holm_p)})
-
-
-def survey_claims(final: pd.DataFrame, sink_margin_: float, margin: float = EQUIVALENCE_MARGIN,
-                  registered: Optional[Mapping[str, object]] = None) -> dict:
-    """Each finding of :data:`SURVEY_CLAIMS` tested on the records: ``{key: (form, verdicts)}``.
-
-    * polynomials worse: Poly2 and the three x^3 variants against softmax (test bits/char,
-      Holm over the whole table, or the claim register's result where ``registered`` (variant label
-      -> :func:`register_results` entry) has the comparison); holds per variant when it is worse,
-      fails when better;
-    * Softpick and sinks: its sink rate against softmax's (margin one layer-head pair); holds
-      when lower; inconclusive at this scale when softmax forms no sink to mitigate;
-    * SA-Softmax on long contexts: against softmax at 4x the training context, and whether its
-      mean is the lowest of all variants there; holds only when both.  When every variant's mean
-      rises by more than :data:`BROKEN_RISE` bits/char from 1x to 4x, every model is broken there
-      and the comparison is uninformative (``inconclusive at this scale``).
-    """
-    test = compare_variants(final, "softmax", "test_bpc", margin).set_index("activation", drop=False)
-    polys = [v for v in ("Poly2 (ReLU^2 / row sum)", ROW, FIXED, "x^3/14") if v in test.index]
-    poly_v = [comparison_verdict(test.loc[v], name=v) for v in polys]
-    poly_v = [decided_by_register(v, registered[v.name]) if v.name in (registered or {}) else v for v in poly_v]
-    out = {"polynomials_worse": (combine_forms(SUPPORTS_WORSE[v.form] for v in poly_v), poly_v)}
-    sinks = compare_variants(final, "softmax", SINK_METRICS["sink_rate"], sink_margin_, variants=["Softpick"])
-    sp = comparison_verdict(sinks.iloc[0], name="Softpick")
-    out["softpick_sinks"] = ("inconclusive at this scale" if no_sink(final) else SUPPORTS_BETTER[sp.form], [sp])
-    x4 = compare_variants(final, "softmax", "test_bpc_x4", margin).set_index("activation", drop=False)
-    sa = comparison_verdict(x4.loc["SA-Softmax"], name="SA-Softmax")
-    means = final.groupby("activation", sort=False)["test_bpc_x4"].mean()
-    best = means.idxmin() == "SA-Softmax"
-    form = SUPPORTS_BETTER[sa.form]
-    if form == "holds" and not best:
-        form = "not supported"
-    rise = means - final.groupby("activation", sort=False)["test_bpc"].mean()
-    if len(rise.dropna()) and (rise.dropna() > BROKEN_RISE).all():
-        form = "inconclusive at this scale"
-    out["sa_softmax_long"] = (form, [sa])
-    return out
 
 
 def describe(v, digits: int = 3) -> str:

@@ -254,6 +254,43 @@ def best_constant_table(bc: BestConstant, digits: int = 3) -> pd.DataFrame:
     return bc.table[list(BEST_CONSTANT_COLUMNS)].rename(columns=BEST_CONSTANT_COLUMNS).set_index("N").round(digits)
 
 
+def best_constant_rows(bc: BestConstant) -> list[dict]:
+    """:func:`best_constant`'s table for people, one column per N: the best c with its mean ± sd,
+    the runner-up, the margin with its paired interval in one cell, whether that interval
+    excludes 0, whether the best c is at the grid's edge, the interpolated c* and 1/√N ("–"
+    where a length has no answer)."""
+    from ..display import typographic
+    from .metrics import diff_unit
+
+    metric = resolve_metric(bc.metric or None)
+    t = bc.table.sort_values("seq_len")
+    level = f"{round(100 * bc.confidence)}%"
+    what = metric.label or metric.name
+    unit = f"{metric.unit}, mean ± sd" if metric.unit else "mean ± sd"
+
+    def yes(v):
+        return "–" if v is None or v != v else ("yes" if v else "no")
+
+    def value(m, sd):
+        return f"{m:.1f}" if sd != sd else f"{m:.1f} ± {sd:.1f}"
+
+    def margin(m, lo, hi):
+        if m != m:
+            return "–"
+        return typographic(f"{m:+.2f}" if lo != lo else f"{m:+.2f} [{lo:+.2f}, {hi:+.2f}]")
+
+    fields = [("best c", lambda r: r.best_c_label),
+              (f"its {what} ({unit})", lambda r: value(r.best_mean, r.best_std)),
+              ("runner-up c", lambda r: r.runner_up_c_label),
+              (f"margin over the runner-up, {diff_unit(metric)} [paired {level} CI]",
+               lambda r: margin(r.margin, r.margin_ci_low, r.margin_ci_high)),
+              ("interval excludes 0", lambda r: yes(r.resolved)),
+              ("best c at the grid's edge", lambda r: yes(r.at_edge)),
+              ("interpolated c*", lambda r: f"{r.c_star:.3g}"),
+              ("1/√N", lambda r: f"{r.inv_sqrt_n:.3g}")]
+    return [{"": name, **{f"N = {int(r.seq_len)}": get(r) for r in t.itertuples()}} for name, get in fields]
+
+
 def _lengths(ns) -> str:
     """Sequence lengths in words: "17", "17 and 50", "17, 50 and 197"."""
     ns = [str(int(n)) for n in ns]

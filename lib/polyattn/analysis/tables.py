@@ -1,7 +1,10 @@
-"""Display tables over seeds: summaries, per-seed values and curves over epochs.
+"""Display tables over seeds: summaries, per-seed values and curves over epochs, and the rows
+of the chapters' tables for people (one dict per row, cells as text).
 
 Values are shown in the metric's display unit (``Metric.scale`` times the stored value:
-accuracy in per cent); ``rank`` and the verdicts follow the metric's direction.
+accuracy in per cent); ``rank`` and the verdicts follow the metric's direction.  Cells for
+people carry a true minus sign (:func:`polyattn.display.typographic`) and are blank where a
+number is missing.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..display import label, name, typographic
 from ._common import _by, _pm, _require, _status_text
 from .metrics import MetricLike, diff_unit, resolve_metric, value_label
 from .verdicts import comparison_verdict
@@ -128,3 +132,108 @@ def curve_frame(frame: pd.DataFrame, metric: MetricLike = None, by=("activation"
     g = f.groupby(by + ["epoch"], sort=False)[metric.name]
     return pd.DataFrame({"mean": g.mean() * metric.scale, "std": g.std(ddof=1) * metric.scale,
                          "n": g.count()}).reset_index()
+
+
+# --- rows for people --------------------------------------------------------------------------
+
+def number_cell(x, fmt: str = ".3g") -> str:
+    """A number for a table cell: ``fmt`` (about three significant figures by default), a true
+    minus sign, integers as they are, blank when missing (None or NaN)."""
+    if x is None or x != x:
+        return ""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return str(int(x))
+    return typographic(format(float(x), fmt))
+
+
+def interval_cell(estimate, low, high, fmt: str = "+.2f", missing: str = "") -> str:
+    """An estimate and its interval in one cell, "−0.24 [−0.49, +0.01]"; the estimate alone when
+    the interval is missing, ``missing`` when the estimate is."""
+    if estimate is None or estimate != estimate:
+        return missing
+    if low is None or low != low:
+        return number_cell(estimate, fmt)
+    return f"{number_cell(estimate, fmt)} [{number_cell(low, fmt)}, {number_cell(high, fmt)}]"
+
+
+def verdict_cell(form: str, mde: str = "") -> str:
+    """A verdict's form, with the minimal detectable effect when the seeds cannot decide."""
+    return f"{form} (MDE {mde})" if form == "inconclusive" and mde else form
+
+
+def recipe_label(model: str, augment: str) -> str:
+    """A Table 2 cell as a reader sees it: "mini, DeiT-style aug." or "micro, no aug."."""
+    return f"{model}, {'DeiT-style aug.' if augment == 'deit' else 'no aug.'}"
+
+
+def registered_cell(row: dict) -> str:
+    """The difference of a registered claim's comparison (a row of
+    :func:`polyattn.claims.report.comparison_rows`) in a chapter's table, marked ‡."""
+    return row["Difference [95% CI]"].removesuffix(" points") + " ‡"
+
+
+def summary_rows(summary: pd.DataFrame, diffs: Optional[pd.DataFrame] = None,
+                 claims: Optional[dict] = None) -> list[dict]:
+    """One row per activation of :func:`summary_table` (by activation) for people: the metric
+    (with the status of a diverged run), the difference from the baseline with its interval in
+    one cell, the p-value (Holm's when the table holds several comparisons), the TOST p-value and
+    the verdict, with the minimal detectable effect when inconclusive.
+
+    ``claims`` maps an activation to its registered comparison (a row of
+    :func:`polyattn.claims.report.comparison_rows`): that row shows the claim's difference
+    (marked ‡), Holm p, TOST p and result, and the p column is then headed "Holm p"."""
+    claims = claims or {}
+    f = format_summary(summary, diffs)
+    value = f.columns[1]
+    delta = next((c for c in f.columns if c.startswith("Δ vs")), None)
+    ci = next((c for c in f.columns if c.endswith("% CI")), None)
+    p_col = "Holm p" if "Holm p" in f.columns else "paired t p"
+    p_head = "Holm p" if claims else p_col
+    tost = next((c for c in f.columns if c.startswith("TOST p")), None)
+    rows = []
+    for _, r in f.iterrows():
+        row = {"Activation": name(r["activation"]),
+               value[:1].upper() + value[1:]: r[value] + ("" if r["status"] == "ok" else f" ({r['status']})")}
+        if delta is not None:
+            reg = claims.get(r["activation"])
+            d_col = f"{delta} [{ci}]" if ci else delta
+            if reg is not None:
+                row[d_col] = registered_cell(reg)
+                row[p_head] = reg["Holm p"]
+                if tost:
+                    row[tost] = reg["TOST p"]
+                row["Verdict"] = reg["Result"]
+            else:
+                row[d_col] = typographic(f"{r[delta]} {r.get(ci, '') or ''}".strip())
+                row[p_head] = r.get(p_col, "")
+                if tost:
+                    row[tost] = r[tost]
+                row["Verdict"] = verdict_cell(r.get("verdict", ""), r.get("MDE", ""))
+        rows.append(row)
+    return rows
+
+
+def per_seed_rows(final: pd.DataFrame, index=("activation",), metric: MetricLike = None) -> list[dict]:
+    """:func:`per_seed_table` for people: the activation by name (after the model and recipe when
+    ``index`` holds ``model``), one column per seed, "–" for a seed the group did not run."""
+    index = _by(index)
+    rows = []
+    for r in per_seed_table(final, index=index, metric=metric).to_dict("records"):
+        row = {"Model, recipe": recipe_label(r["model"], r["augment"])} if "model" in index else {}
+        row["Activation"] = name(r["activation"])
+        row.update({k: (v if isinstance(v, str) else "–") for k, v in r.items() if str(k).startswith("seed ")})
+        rows.append(row)
+    return rows
+
+
+def difference_rows(diffs: pd.DataFrame, keys: Sequence[str], heading: str, margin: float) -> list[dict]:
+    """One row per comparison of a paired-difference table for people: the ``keys`` columns (a
+    ``variant`` by its label as a reader sees it), the seed pairs, the difference with its 95%
+    interval under ``heading`` ("not comparable" without pairs), Holm p, TOST p against
+    ``margin``, the minimal detectable effect and, when the table has one, the verdict."""
+    return [{**{k: label(r[k]) if k == "variant" else r[k] for k in keys},
+             "seed pairs": int(r["n_pairs"]),
+             f"{heading} [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"], missing="not comparable"),
+             "Holm p": number_cell(r["p_holm"], ".2g"), f"TOST p (±{margin:g})": number_cell(r["tost_p"], ".2g"),
+             "MDE": number_cell(r["mde"], ".2f"), **({"verdict": r["verdict"]} if "verdict" in r else {})}
+            for _, r in diffs.iterrows()]

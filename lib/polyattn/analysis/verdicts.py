@@ -219,3 +219,17 @@ def verdict_frame(diffs: pd.DataFrame, names: Optional[dict] = None, baseline: O
     out["verdict"] = [v.form for v in vs]
     out["verdict_text"] = [v.text for v in vs]
     return out
+
+
+def activation_verdict(diffs: pd.DataFrame, activation: str, baseline: Optional[str] = None,
+                       alpha: float = ALPHA) -> Verdict:
+    """The :class:`Verdict` of ``activation``'s comparison in a table of
+    :func:`~polyattn.analysis.paired_difference` (its first row for that activation), the
+    activation named as a reader knows it; ``baseline`` names the baseline in the sentence."""
+    from ..display import name
+
+    rows = diffs[diffs["activation"] == activation]
+    if rows.empty:
+        raise ValueError(f"the difference table has no row for {activation!r} (it compares "
+                         f"{sorted(set(diffs['activation']))}); pass one of those or add it to the comparison")
+    return comparison_verdict(rows.iloc[0], name=name(activation), baseline=baseline, alpha=alpha)

@@ -238,13 +238,17 @@ def verdict_table(executed: dict[str, Path]) -> str:
     the one-sentence summary as Markdown, so its maths renders); any other row reads
     "pending: chapter NN".
     """
+    from ..claims.register import REGISTER
+    from ..claims.report import section_link
+
     verdicts = collect_verdicts(executed)
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
         v = verdicts.get(c.id)
         if v is not None:
-            where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
+            where = (section_link(c.id, f"chapter {number}") if c.id in REGISTER
+                     else f"{{doc}}`chapter {number} </chapters/{c.chapter}>`")
             summary = " ".join(v["summary"].split()).replace("|", "\\|")
             cell = f"**{v['form']}**: {summary}"
         else:

@@ -2,6 +2,8 @@
 
     v = deliver("lra_fixed_scale")      # glues claim_lra_fixed_scale (a Markdown sentence) and
     v.table                              # ..._form; a styled table of the claim's comparisons
+    registered_rows("vit_table1", [v])   # activation -> the claim's row, for a grid's own table
+    registered_text(v, "table1")         # one comparison of the claim in words
 
 When the claim also has a row in the intro's verdict table (``polyattn.book.claims.CLAIMS``), the
 same sentence and form are delivered there, so the chapter, the intro and the README agree.
@@ -9,6 +11,7 @@ same sentence and form are delivered there, so the chapter, the intro and the RE
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import pandas as pd
 
@@ -55,6 +58,44 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
                f"Holm over {'the claim' if v.claim.family is None else v.claim.family}'s comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
+
+
+def registered_rows(grid: str, delivered: Iterable[Delivered], pooled: bool = False,
+                    preset: str = "book") -> dict[str, dict]:
+    """Activation -> the row (:func:`polyattn.claims.report.comparison_rows`, with its ``claim``)
+    of each registered comparison of an activation of ``grid`` against softmax in the same grid,
+    from the ``delivered`` claims; the comparisons pooled over cells (model, recipe) when
+    ``pooled``, else the unpooled ones.
+
+    The register reads the book preset's records, so at any other ``preset`` this is empty and
+    that preset's tables keep their own numbers."""
+    from ..claims.report import comparison_rows
+
+    out = {}
+    if preset != "book":
+        return out
+    for d in delivered:
+        for r, row in zip(d.verdict.comparisons, comparison_rows(d.verdict)):
+            c = r.comparison
+            if (c.candidate.grid == c.baseline.grid == grid and dict(c.baseline.fields) == {"activation": "softmax"}
+                    and set(c.candidate.fields) == {"activation"} and bool(c.pool_over) == pooled):
+                out[c.candidate.fields["activation"]] = {**row, "claim": d.verdict.claim.id}
+    return out
+
+
+def registered_text(delivered: Delivered, comparison_id: str) -> str:
+    """One comparison of a delivered claim in words: its difference with its interval, the seed
+    pairs, Holm p over the claim's comparisons, TOST p against the claim's margin, and its result."""
+    from ..claims.report import comparison_rows
+
+    v = delivered.verdict
+    rows = {r.comparison.id: row for r, row in zip(v.comparisons, comparison_rows(v))}
+    if comparison_id not in rows:
+        raise ValueError(f"claim {v.claim.id!r} has no comparison {comparison_id!r}; its comparisons: "
+                         f"{', '.join(rows)}")
+    row = rows[comparison_id]
+    return (f"{row['Comparison']}: {row['Difference [95% CI]']} ({row['Pairs']} seed pairs, Holm p {row['Holm p']} "
+            f"over the claim's comparisons, TOST p {row['TOST p']} against ±{v.claim.margin:g}), {row['Result']}")
 
 
 def findings(chapter: str, glue_it: bool = True) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import platform
 from pathlib import Path
-from typing import Iterable, Sequence
 
+from ..display import markdown_table
 from ..results import cpu_model, git
 from .common import REPO_ROOT
 from .keys import load_manifest
@@ -168,21 +168,12 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
     return sorted(p for p in results.glob("*/*.json") if p not in named)
 
 
-def _markdown_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
-    def esc(v):
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def records_markdown(root: Path = REPO_ROOT) -> str:
     """The records table for the status page: the counts and the state share one cell, so that
     the table fits the page's column."""
     rows = records_table(root)
     header = ["grid", "stored of book runs", "core-hours: stored; to run (est.)", "read by"]
-    return _markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
+    return markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
                                      f"{r['core-hours stored']}; {r['core-hours to run (est.)']}", r["read by"]]
                                     for r in rows])
 
@@ -194,7 +185,7 @@ def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]
         secs = "" if r.seconds is None else f"{r.seconds:.1f}"
         rows.append([f"{{doc}}`{r.chapter} </{r.docname}>`" if r.status == "ok" else r.chapter,
                      r.preset, r.state, secs, r[5], r.status])
-    status = _markdown_table(["chapter", "preset", "cache state", "execution seconds", "executed at (UTC)", "status"], rows)
-    env = _markdown_table(["item", "value"], environment(root).items())
+    status = markdown_table(["chapter", "preset", "cache state", "execution seconds", "executed at (UTC)", "status"], rows)
+    env = markdown_table(["item", "value"], environment(root).items())
     return status, env
 

@@ -12,7 +12,8 @@ from typing import Optional
 
 from ..results import REPO_ROOT, git
 
-REGISTER_FILES = ("lib/polyattn/claims/register.py", "lib/polyattn/claims/register_book.py")
+REGISTER_FILES = ("lib/polyattn/claims/register.py", "lib/polyattn/claims/register_book.py",
+                  "lib/polyattn/claims/register_late.py")
 
 
 def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from ..analysis.stats import holm, minimal_detectable_effect
+from ..metric_specs import FINAL_METRICS
 from . import rule
 from .register import REGISTER
 from .register import claim as _claim
@@ -23,7 +24,14 @@ from .spec import Arm, Comparison, RegisteredClaim
 
 
 def final_value(record: dict, metric: str) -> float:
-    """The metric's last recorded value in a run (NaN when the run never recorded it)."""
+    """The metric's last recorded value in a run (NaN when the run never recorded it).
+
+    A dotted name (``sinks.sink_rate``) is a measurement the run stored under ``final`` at its end."""
+    if metric in FINAL_METRICS:
+        v = record.get("final") or {}
+        for key in metric.split("."):
+            v = v.get(key) if isinstance(v, dict) else None
+        return math.nan if v is None else float(v)
     for row in reversed(record.get("metrics") or []):
         v = row.get(metric)
         if v is not None:
@@ -32,6 +40,8 @@ def final_value(record: dict, metric: str) -> float:
 
 
 def _metric_spec(record: dict, metric: str) -> dict:
+    if metric in FINAL_METRICS:
+        return FINAL_METRICS[metric].as_dict()
     for m in record.get("metrics_spec") or []:
         if m["name"] == metric:
             return m
@@ -124,6 +134,7 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
     d = c_vals - b_vals
     cells = [k[0] for k in ok]
     n = len(d)
+    margin = comp.margin if comp.margin is not None else margin
     mean, lo, hi, lo90, hi90, t_p, tost_p, eq, mde = paired_summary(d, cells, margin)
     res = ComparisonResult(comp, n, min(cand.planned, base.planned), diverged, unit,
                            bool(spec.get("higher_is_better", True)),
@@ -131,8 +142,11 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
                            mean, lo, hi, lo90, hi90, t_p, tost_p, eq, mde, differences=d.tolist(),
                            seeds=[k[1] for k in ok])
     chance = comp.chance if comp.chance is not None else chance
+    band = comp.chance_band if comp.chance_band is not None else band
     res.margin = margin
     res._at_chance = (_at_chance(c_vals, chance, band), _at_chance(b_vals, chance, band))
+    if _at_chance(b_vals, comp.baseline_null, band):
+        res._at_chance = (True, True)  # nothing to improve on: counted as uninformative, never judged
     return res
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .register_book import _CUBE_14, _CUBE_SQRT_N, BOOK_CLAIMS
 from .register_book import _SM as _SOFTMAX
+from .register_late import LATE_CLAIMS
 from .spec import RegisteredClaim, vs
 
 _CUBE = {"activation": "poly:p=3,c=1"}
@@ -268,7 +269,7 @@ REGISTER = {c.id: c for c in (
     *BOOK_CLAIMS,
     UNCLIPPED_PARITY, UNCLIPPED_SCALE_NEEDED, CLIPPING_DOES_THE_SCALES_JOB, QK_CONTROLS_UNCLIPPED,
     WEIGHT_DECAY_UNCLIPPED, QK_NORM, QUADRATIC, CONVERGED_SCALE_NEEDED, LINEAR_ON_DEIT, MQAR_LONG, NOPE_LM,
-    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED,
+    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, *LATE_CLAIMS,
 )}
 
 

@@ -124,7 +124,7 @@ def summary(v: ClaimVerdict) -> str:
         res = r.result + r.qualifier
         extra = f", Holm p {p_relation(r.holm_p)}" if r.result in ("worse", "better") or r.qualifier else ""
         if r.result == "equivalent":
-            extra += f", 90% interval {interval(r, 90)} inside ±{v.claim.margin:.3g}"
+            extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
         parts.append(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs{extra}), {res}")
     stored, planned = v.runs_stored
     text = "; ".join(parts) if parts else "No comparison has two paired runs yet"
@@ -133,6 +133,9 @@ def summary(v: ClaimVerdict) -> str:
     if v.form == "inconclusive at this power" and v.detectable:
         text += f"; these seeds detect about ±{number(v.detectable)}"
     text += f". Margin ±{v.claim.margin:.3g}"
+    own = [c for c in v.claim.comparisons if c.margin is not None and c.margin != v.claim.margin]
+    if own:
+        text += " (" + "; ".join(f"{c.label}: ±{c.margin:.3g}" for c in own) + ")"
     if v.claim.scale:
         text += f"; {v.claim.scale}"
     text += "."
@@ -163,18 +166,32 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         if key is None:
             continue
         chapter = v.claim.chapter
-        rows.append({"claim": v.claim.statement, "verdict": v.form,
+        rows.append({"id": cid, "claim": v.claim.statement, "verdict": v.form,
                      "key number": f"{key.comparison.label}: {estimate_cell(key)}",
                      "chapter": chapter, "late": bool(v.claim.registered_after)})
     return rows
 
 
+def section_label(claim_id: str) -> str:
+    """The MyST target of the section that computes a registered claim: ``claim-`` and the id
+    with hyphens for underscores (``table_parity`` -> ``claim-table-parity``).  The claim's
+    chapter puts ``(claim-table-parity)=`` on the line before that section's heading."""
+    return "claim-" + claim_id.replace("_", "-")
+
+
+def section_link(claim_id: str, text: str) -> str:
+    """A MyST reference to the section that computes ``claim_id`` (:func:`section_label`), shown
+    as ``text``; it resolves from any page of the book."""
+    return f"{{ref}}`{text} <{section_label(claim_id)}>`"
+
+
 def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, links: bool = True) -> str:
-    """The answer table as Markdown (MyST links to the chapters when ``links``)."""
+    """The answer table as Markdown; with ``links`` each claim's chapter number links to the
+    section that computes the claim (:func:`section_link`)."""
     lines = ["| claim | verdict | key number | where |", "| --- | --- | --- | --- |"]
     for row in answer_rows(verdicts, ids):
         number_ = row["chapter"].split("_", 1)[0]
-        where = f"{{doc}}`{number_} </chapters/{row['chapter']}>`" if links else f"chapter {number_}"
+        where = section_link(row["id"], number_) if links else f"chapter {number_}"
         mark = "†" if row["late"] else ""
         lines.append(f"| {row['claim']} | **{row['verdict']}**{mark} | {row['key number']} | {where} |")
     return "\n".join(lines).replace("\u2212", "−")
@@ -212,7 +229,7 @@ def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):
     labels = []
     for i, (v, r) in enumerate(reversed(pairs)):
         sign = 1 if r.higher_is_better else -1
-        m = v.claim.margin
+        m = r.margin
         x, lo, hi = (sign * r.mean / m, sign * r.ci_low / m, sign * r.ci_high / m)
         lo, hi = min(lo, hi), max(lo, hi)
         colour = RESULT_COLOURS.get(r.result, "#7f7f7f")

@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from .evaluate import ClaimVerdict, arm_runs
 from .register import REGISTER
-from .report import HEADLINE, number
+from .report import HEADLINE, number, section_link
 from .spec import RegisteredClaim
 
 #: Each grid a claim reads, as the chapters call it.
@@ -24,7 +24,10 @@ GRID_TITLES = {
     "vit_converged": "converged tier",
     "vit_norm_intervention": "norm intervention",
     "vit_table2": "Table 2 analogue",
+    "critique_qk_controls": "Q/K decay and init, clipped",
     "critique_qk_controls_unclipped": "Q/K decay and init, unclipped",
+    "critique_powers": "powers p = 1 to 7",
+    "critique_weight_decay": "weight-decay sweep, clipped",
     "critique_weight_decay_unclipped": "weight-decay sweep, unclipped",
     "critique_qk_norm": "QK-norm, unclipped",
     "architectures_table2": "Table 2 across architectures",
@@ -148,7 +151,7 @@ def scope_table(rows: list[dict], links: bool = True) -> str:
              "| --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         chapter = row["chapter"].split("_", 1)[0]
-        where = f"{{doc}}`{chapter} </chapters/{row['chapter']}>`" if links else f"chapter {chapter}"
+        where = section_link(row["claim id"], chapter) if links else f"chapter {chapter}"
         mark = "†" if row["late"] else ""
         seeds = f"{row['seeds']} seed{'' if row['seeds'] == '1' else 's'}"
         cells = [row["claim"], f"{row['experiment']} ({row['data']})", row["N"], f"{row['training']}; {seeds}",

@@ -53,12 +53,20 @@ class Comparison:
     pool_over: tuple = ()
     #: this comparison's chance level, when it differs from the claim's (tasks of one benchmark)
     chance: Optional[float] = None
+    #: this comparison's chance band and margin, when its metric differs from the claim's
+    chance_band: Optional[float] = None
+    margin: Optional[float] = None
+    #: a level at which the baseline has nothing for the candidate to improve on (no attention sink
+    #: to mitigate): a baseline within the chance band of it makes the comparison uninformative
+    baseline_null: Optional[float] = None
 
     def __post_init__(self):
         if self.expect not in EXPECTATIONS:
             raise ValueError(f"comparison {self.id!r}: expect must be one of {EXPECTATIONS}, got {self.expect!r}")
         if self.transform not in TRANSFORMS:
             raise ValueError(f"comparison {self.id!r}: transform must be one of {TRANSFORMS}, got {self.transform!r}")
+        if self.margin is not None and not self.margin > 0:
+            raise ValueError(f"comparison {self.id!r}: the margin must be positive, got {self.margin}")
 
 
 def vs(grid: str, candidate: dict, baseline: dict, cid: str, label: str, expect: str, *,

@@ -3,6 +3,7 @@ ImageFolder datasets supplied by the user, and DeiT-style augmentation."""
 from .errors import DatasetMissing
 from .fashion_mnist import load_fashion_mnist
 from .images import load_cifar10, load_image_folder
-from .tensors import TensorImages, load_dataset
+from .tensors import SIZES, TensorImages, load_dataset, split_sizes
 
-__all__ = ["DatasetMissing", "TensorImages", "load_cifar10", "load_dataset", "load_fashion_mnist", "load_image_folder"]
+__all__ = ["SIZES", "DatasetMissing", "TensorImages", "load_cifar10", "load_dataset", "load_fashion_mnist",
+           "load_image_folder", "split_sizes"]

@@ -10,6 +10,8 @@ from .fashion_mnist import load_fashion_mnist
 
 # Channel statistics of the Fashion-MNIST training set.
 FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
+#: Images in the training and test split of each in-memory dataset, as it is published.
+SIZES = {"fashion_mnist": (60_000, 10_000)}
 SUBSET_SEED = 1234  # the same subset for every run, so runs differ only in their own seed
 
 
@@ -33,6 +35,16 @@ def _subset(x, y, k, seed):
     g = torch.Generator().manual_seed(seed)
     idx = torch.randperm(len(y), generator=g)[:k]
     return x[idx], y[idx]
+
+
+def split_sizes(name: str, train_subset: int | None = None, test_subset: int | None = None) -> tuple[int, int]:
+    """The training and test images a run of ``name`` sees: its subsets, or the whole splits
+    (:data:`SIZES`) where a subset is None or larger than the split."""
+    if name not in SIZES:
+        raise DatasetMissing(f"unknown in-memory dataset {name!r}; available: {', '.join(SIZES)}")
+    n_train, n_test = SIZES[name]
+    return (n_train if train_subset is None else min(train_subset, n_train),
+            n_test if test_subset is None else min(test_subset, n_test))
 
 
 def load_dataset(name: str, train_subset: int | None = None, test_subset: int | None = None) -> TensorImages:
