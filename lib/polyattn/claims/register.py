@@ -9,7 +9,7 @@ cube, ``poly:p=3,c=1/14`` the paper's fixed 1/14, ``poly:p=1`` x/sqrt(N)).
 """
 from __future__ import annotations
 
-from .register_book import _CUBE_14, _CUBE_SQRT_N, BOOK_CLAIMS
+from .register_book import _CUBE_14, _CUBE_SQRT_N, BOOK_CLAIMS, CLIPPED
 from .register_book import _SM as _SOFTMAX
 from .register_late import LATE_CLAIMS
 from .spec import RegisteredClaim, vs
@@ -145,7 +145,7 @@ QUADRATIC = RegisteredClaim(
     deciding_tier="converged",
     registered_after="the Table 1 analogue's x²/√N and softmax runs were stored before this claim was registered; "
                      "the learned-scale and converged comparisons were registered before their runs",
-    scale="micro ViT on Fashion-MNIST: 5,000 images for 6 epochs, and all 60,000 for 20; book preset",
+    scale="micro ViT on Fashion-MNIST: 5,000 images for 6 epochs, and all 60,000 for 20; " + CLIPPED + "; book preset",
 )
 
 CONVERGED_SCALE_NEEDED = RegisteredClaim(
@@ -161,7 +161,7 @@ CONVERGED_SCALE_NEEDED = RegisteredClaim(
             "equivalent", tier="converged"),
     ),
     margin=1.0,
-    scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, book preset",
+    scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, " + CLIPPED + ", book preset",
 )
 
 # --- critique 9: x/14 against x^3/14 on ViT (the paper: worse) and DeiT (the paper: best) ------------
