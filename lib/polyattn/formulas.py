@@ -56,17 +56,16 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 
 def _unwrap(text: str) -> str:
+    """``text`` without one pair of parentheses around all of it ("(a + b)" -> "a + b")."""
     text = text.strip()
-    if text.startswith("(") and text.endswith(")") and len(_split_top(text[1:-1], ")")) == 1:
-        inner = text[1:-1]
-        depth = 0
-        for ch in inner:
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth < 0:
-                return text
-        return inner
-    return text
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for ch in text[1:-1]:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:                  # "(a) / (b)": the outer parentheses are not one pair
+            return text
+    return text[1:-1]
 
 
 def _tex(formula: str) -> str:
