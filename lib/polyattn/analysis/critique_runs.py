@@ -18,7 +18,7 @@ decays of every weight matrix; the comparisons are fixed by the question, not by
     weight_decay_frame(records)                   # one row per run: its decay, cell label, final ||A||_F/sqrt(N)
     weight_decay_comparisons(decays, reference)   # (candidate, baseline, question) of every row, stated up front
     weight_decay_differences(frame, margin)       # those comparisons, paired by seed, Holm over all of them
-    weight_decay_verdict(diffs, strong, reference)  # does the strongest decay do for x^3 what the scale does
+    weight_decay_summary(diffs, strong, reference)  # a sentence on every decay against the scale
     no_gradient_shrink(config, total_steps)       # what AdamW's decay alone leaves of a matrix over the schedule
 """
 from __future__ import annotations
@@ -212,41 +212,28 @@ def no_gradient_shrink(config, total_steps: int) -> float:
     return float(np.prod(1.0 - lrs * config.weight_decay))
 
 
-#: The verdict form of the strongest decay's comparison with x^3/sqrt(N), once x^3 is worse than it.
-_RESCUE_FORMS = {"equivalent": "holds", "better": "holds", "worse": "fails", "inconclusive": "inconclusive at this power",
-                 "not comparable": "inconclusive at this scale"}
-
-
-def weight_decay_verdict(diffs: pd.DataFrame, strong: float, reference: float = 0.05,
-                         names: dict | None = None) -> tuple[str, str]:
-    """(form, summary) on "a stronger weight decay of every matrix does for the unscaled x^3 what the
-    1/sqrt(N) scale does", from :func:`weight_decay_differences`.
-
-    Without a gap (x^3 at the ``reference`` decay not worse than x^3/sqrt(N) there) there is nothing
-    for the decay to rescue: ``inconclusive at this scale``.  With one, the form follows x^3 at the
-    ``strong`` decay against x^3/sqrt(N) at ``reference``: equivalent or better, ``holds``; worse,
-    ``fails``; neither, ``inconclusive at this power``.  The summary gives every comparison against
-    x^3/sqrt(N) and the softmax control at ``strong``; ``names`` maps specs to the names it uses."""
+def weight_decay_summary(diffs: pd.DataFrame, strong: float, reference: float = 0.05,
+                         names: dict | None = None) -> str:
+    """A sentence describing the weight-decay grid from :func:`weight_decay_differences`: every
+    comparison of the unscaled x^3 at each decay against x^3/sqrt(N) at ``reference``, and the
+    softmax control at ``strong``; where x^3 at ``reference`` is not worse than x^3/sqrt(N), it
+    says there is no gap for a stronger decay to close.  Description only: the verdict on the
+    claim is the register's (claim ``weight_decay_all``).  ``names`` maps specs to the names it uses."""
     names = {SOFTMAX: "softmax", SCALED_CUBE: "$x^3/\\sqrt{N}$", UNSCALED_CUBE: "the unscaled $x^3$", **(names or {})}
     _require(diffs, ["activation", "baseline", "mean_diff", "question", "weight_decay", "margin", "family_size"],
-             "weight_decay_verdict")
+             "weight_decay_summary")
     table = diffs.set_index(["activation", "baseline"])
 
     def verdict_of(act, decay, base_act, base_decay):
         key = (decay_cell(act, decay), decay_cell(base_act, base_decay))
         if key not in table.index:
-            raise ValueError(f"weight_decay_verdict: the table has no row {key[0]!r} minus {key[1]!r}; "
+            raise ValueError(f"weight_decay_summary: the table has no row {key[0]!r} minus {key[1]!r}; "
                              "pass the output of weight_decay_differences")
         return comparison_verdict(table.loc[key], name=f"{names[act]} at decay {decay:g}",
                                   baseline=f"{names[base_act]} at decay {base_decay:g}")
 
     gap = verdict_of(UNSCALED_CUBE, reference, SCALED_CUBE, reference)
-    rescue = verdict_of(UNSCALED_CUBE, strong, SCALED_CUBE, reference)
     control = verdict_of(SOFTMAX, strong, SOFTMAX, reference)
-    if gap.form != "worse":
-        form = "inconclusive at this scale"
-    else:
-        form = _RESCUE_FORMS[rescue.form]
 
     def short(v):
         ci = f"95% CI {v.ci[0]:+.1f} to {v.ci[1]:+.1f}" if v.ci[0] == v.ci[0] else "no interval"
@@ -263,4 +250,4 @@ def weight_decay_verdict(diffs: pd.DataFrame, strong: float, reference: float = 
     if gap.form != "worse":
         text += (f"; without the decay changed, the unscaled cube is not worse than the scaled one ({gap.form}), so "
                  "there is no gap for a stronger decay to close")
-    return form, text
+    return text
