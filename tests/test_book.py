@@ -148,6 +148,17 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
                    "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
     assert f"| unit_grid | 1 of 5 (4 to run) | 1.5; {to_run} | 01_mini |" in status.records_markdown(root)
+    # a step ratio measured against the stored class prices the mini model: 5400 s / 50 steps x 2 x 100 steps = 6 h
+    from polyattn import step_cost
+
+    ratio = {"reference": step_cost.cost_class_key(configs[0]), "step_ratio": 2.0, "steps": 100,
+             "reference_steps": 50, "cpu": "unit CPU", "measured": "2026-01-01T00:00:00+00:00"}
+    results.write_atomic(root / step_cost.RATIOS_FILE,
+                         {"schema": 1, "ratios": {step_cost.cost_class_key(configs[4]): ratio}})
+    (row,) = status.records_table(root)
+    assert row["core-hours to run (est.)"] == f"11.1{status.RATIO_MARK}"
+    note = status.rates_note(root)
+    assert "(1 runs)" in note and "unit CPU, 2026-01-01" in note
     assert status._core_hours(0.0, [None, None]) == ("0.0", "unknown (2 runs of unknown cost)")
     assert status._core_hours(7200.0, []) == ("2.0", "")
 

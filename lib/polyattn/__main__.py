@@ -97,8 +97,13 @@ def cmd_grid(args) -> int:
 
 
 def cmd_records(args) -> int:
-    from .book.status import records_table, unread_records
+    from .book.status import rates_note, records_table, stored_evidence, unpriced, unread_records
 
+    if args.measure:
+        from .step_cost import measure_missing
+
+        stored, missing = stored_evidence()
+        measure_missing(unpriced(stored, missing), [c for _, c, _ in stored], steps=args.steps, rounds=args.rounds)
     rows = records_table()
     widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
     print("  ".join(k.ljust(w) for k, w in widths.items()))
@@ -108,6 +113,7 @@ def cmd_records(args) -> int:
     if unread:
         print(f"{len(unread)} stored record(s) that no grid names (superseded settings; no chapter reads them): "
               + ", ".join(str(p.relative_to(p.parents[3])) for p in unread), file=sys.stderr)
+    print(rates_note())
     return 0
 
 
@@ -129,6 +135,11 @@ def main(argv=None) -> int:
     g.add_argument("--recompute", action="store_true")
     g.set_defaults(func=cmd_grid)
     r = sub.add_parser("records", help="per grid: the book runs, how many are stored from a clean tree, who reads them")
+    r.add_argument("--measure", action="store_true",
+                   help="first time training steps of each missing kind of run with no stored run to price it, "
+                        "side by side with the nearest stored kind (kept in data/step_ratios.json)")
+    r.add_argument("--steps", type=int, default=3, help="--measure: steps timed per round (default 3)")
+    r.add_argument("--rounds", type=int, default=5, help="--measure: alternating rounds (default 5)")
     r.set_defaults(func=cmd_records)
     for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)

@@ -50,11 +50,11 @@ def status_table(build_root: Path = REPO_ROOT):
     return pd.DataFrame(rows, columns=["chapter", "docname", "preset", "state", "seconds", "executed at (UTC)", "status"])
 
 
-def _cost_class(config) -> tuple:
+def _cost_class(config) -> str:
     """What sets a run's cost, roughly: its configuration but the activation and the seed."""
-    from ..results import config_dict
+    from ..step_cost import cost_class_key
 
-    return tuple(sorted((k, repr(v)) for k, v in config_dict(config).items() if k not in ("activation", "seed")))
+    return cost_class_key(config)
 
 
 #: Fields that change how long a run takes only through how much it trains (or not at all): two
@@ -65,9 +65,9 @@ _RATE_FREE = ("activation", "seed", "experiment", "epochs", "train_subset", "pro
 
 
 def _shape(config) -> tuple:
-    from ..results import config_dict
+    from ..config import hash_fields
 
-    return tuple(sorted((k, repr(v)) for k, v in config_dict(config).items() if k not in _RATE_FREE))
+    return tuple(sorted((k, repr(v)) for k, v in hash_fields(config).items() if k not in _RATE_FREE))
 
 
 def _work(config) -> float:
@@ -75,25 +75,35 @@ def _work(config) -> float:
     return float(config.epochs) * float(config.train_subset or 1)
 
 
-def measured_rates(root: Path = REPO_ROOT) -> dict:
-    """Per shape, the seconds per unit of work of every stored evidence record (all grids)."""
-    from ..claims.scope import wall_seconds
+def stored_evidence(root: Path = REPO_ROOT) -> tuple[list, list]:
+    """(stored, missing): ``stored`` holds ``(grid, config, record)`` for every book run of every
+    grid with a valid record from a clean tree in ``data/results``; ``missing`` holds
+    ``(grid, config)`` for the others (a grid may name runs of another experiment)."""
     from ..experiments import GRIDS
     from ..results import InvalidRecord, load, record_path
 
-    rates: dict[tuple, list[float]] = {}
+    stored, missing = [], []
     for name in sorted(GRIDS):
         for c in GRIDS[name]("book", None):
             path = record_path(c, Path(root) / "data" / "results")
-            if not path.exists():
-                continue
+            rec = None
             try:
-                rec = load(path, c, evidence=True)
+                rec = load(path, c, evidence=True) if path.exists() else None
             except InvalidRecord:
-                continue
-            wall = wall_seconds(rec)
-            if wall > 0:
-                rates.setdefault(_shape(c), []).append(wall / _work(c))
+                pass
+            (missing.append((name, c)) if rec is None else stored.append((name, c, rec)))
+    return stored, missing
+
+
+def measured_rates(root: Path = REPO_ROOT, stored: list | None = None) -> dict:
+    """Per shape, the seconds per unit of work of every stored evidence record (all grids)."""
+    from ..claims.scope import wall_seconds
+
+    rates: dict[tuple, list[float]] = {}
+    for _, c, rec in (stored_evidence(root)[0] if stored is None else stored):
+        wall = wall_seconds(rec)
+        if wall > 0:
+            rates.setdefault(_shape(c), []).append(wall / _work(c))
     return {k: sum(v) / len(v) for k, v in rates.items()}
 
 
@@ -109,14 +119,31 @@ def _core_hours(stored: float, missing_costs: list) -> tuple[str, str]:
     return f"{stored / 3600:.1f}", todo
 
 
+def unpriced(stored: list, missing: list) -> list:
+    """The missing configs that neither a stored run of their cost class nor their shape's rate
+    prices: the ones a step ratio must price (both as :func:`stored_evidence` returns them)."""
+    classes = {_cost_class(c) for _, c, _ in stored}
+    rates = measured_rates(stored=stored)
+    return [c for _, c in missing if _cost_class(c) not in classes and _shape(c) not in rates]
+
+
+#: Marks an estimate that rests (in part) on a measured step ratio.
+RATIO_MARK = "†"
+
+
 def records_table(root: Path = REPO_ROOT) -> list[dict]:
     """One row per grid: its book runs, how many have a valid record from a clean tree in
     ``data/results`` (records of a modified tree do not count), the core-hours the stored runs
     took (their wall time on one thread) and an estimate for the rest, and the chapters that
-    read it."""
+    read it.
+
+    A missing run costs the mean wall time of the stored runs of its cost class; without one,
+    its shape's rate (seconds per epoch and example, from any grid's runs of the same model and
+    data) times its work; without that, a step ratio measured against the nearest stored class
+    (:mod:`polyattn.step_cost`; such estimates are marked :data:`RATIO_MARK`)."""
     from ..claims.scope import wall_seconds
     from ..experiments import GRIDS
-    from ..results import InvalidRecord, load, record_path
+    from ..step_cost import estimate_seconds, load_ratios
     from .notebooks import declared_results, read_notebook
     from .toc import discover
 
@@ -125,35 +152,57 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
         if e.kind == "notebook":
             for grid in declared_results(read_notebook(e.source)):
                 readers.setdefault(grid, []).append(e.name)
-    rates = measured_rates(root)
+    stored, missing = stored_evidence(root)
+    rates = measured_rates(root, stored)
+    ratios = load_ratios(root)
+    class_walls: dict[str, list[float]] = {}
+    for _, c, rec in stored:
+        class_walls.setdefault(_cost_class(c), []).append(wall_seconds(rec))
     rows = []
     for name in sorted(GRIDS):
-        configs = GRIDS[name]("book", None)
-        walls: dict[tuple, list[float]] = {}
-        missing = []
-        for c in configs:
-            path = record_path(c, Path(root) / "data" / "results")
-            rec = None
-            try:
-                rec = load(path, c, evidence=True) if path.exists() else None
-            except InvalidRecord:
-                pass
-            if rec is None:
-                missing.append(c)
+        mine = [rec for grid, _, rec in stored if grid == name]
+        lacking = [c for grid, c in missing if grid == name]
+        costs, by_ratio = [], False
+        for c in lacking:
+            key = _cost_class(c)
+            if key in class_walls:
+                costs.append(sum(class_walls[key]) / len(class_walls[key]))
+            elif _shape(c) in rates:
+                costs.append(rates[_shape(c)] * _work(c))
             else:
-                walls.setdefault(_cost_class(c), []).append(wall_seconds(rec))
-        found = len(configs) - len(missing)
-        per_class = {k: sum(v) / len(v) for k, v in walls.items()}
-        # a missing run costs what stored runs of its class took; without one, its shape's measured
-        # rate (seconds per epoch and example, from any grid's runs of the same model and data) times its work
-        costs = [per_class.get(_cost_class(c)) if _cost_class(c) in per_class
-                 else (rates[_shape(c)] * _work(c) if _shape(c) in rates else None) for c in missing]
-        stored_h, todo_h = _core_hours(sum(map(sum, walls.values())), costs)
-        rows.append({"grid": name, "book runs": len(configs), "stored": found,
-                     "state": "complete" if found == len(configs) else f"{len(configs) - found} to run",
-                     "core-hours stored": stored_h, "core-hours to run (est.)": todo_h,
+                est = estimate_seconds(key, ratios, class_walls)
+                by_ratio |= est is not None
+                costs.append(est)
+        stored_h, todo_h = _core_hours(sum(wall_seconds(rec) for rec in mine), costs)
+        n = len(mine) + len(lacking)
+        rows.append({"grid": name, "book runs": n, "stored": len(mine),
+                     "state": "complete" if not lacking else f"{len(lacking)} to run",
+                     "core-hours stored": stored_h,
+                     "core-hours to run (est.)": todo_h + (RATIO_MARK if by_ratio else ""),
                      "read by": ", ".join(readers.get(name, [])) or "no chapter yet"})
     return rows
+
+
+def rates_note(root: Path = REPO_ROOT) -> str:
+    """What the estimates assume, for under the table: the machines the stored runs ran on (their
+    wall times set every rate) and, for estimates marked with :data:`RATIO_MARK`, where the step
+    ratios were measured."""
+    from collections import Counter
+
+    from ..step_cost import load_ratios
+
+    stored, _ = stored_evidence(root)
+    cpus = Counter((rec.get("provenance", {}).get("hardware") or {}).get("cpu") or "unknown CPU" for _, _, rec in stored)
+    text = ("Estimates are one-thread wall times at the rates of the stored runs, which ran on "
+            + "; ".join(f"{cpu} ({n} runs)" for cpu, n in cpus.most_common())
+            + ".  The same configuration has taken two to three times longer on one machine than on another, "
+              "so read them as orders of magnitude.")
+    ratios = load_ratios(root)
+    if ratios:
+        where = sorted({f"{r['cpu']}, {r['measured'][:10]}" for r in ratios.values()})
+        text += (f"  {RATIO_MARK} Priced from a step-time ratio to the nearest stored configuration, measured side "
+                 f"by side ({'; '.join(where)}); they assume evaluation and probes grow as a step does.")
+    return text
 
 
 def unread_records(root: Path = REPO_ROOT) -> list[Path]:
@@ -170,12 +219,13 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
 
 def records_markdown(root: Path = REPO_ROOT) -> str:
     """The records table for the status page: the counts and the state share one cell, so that
-    the table fits the page's column."""
+    the table fits the page's column; under it, what its estimates assume."""
     rows = records_table(root)
     header = ["grid", "stored of book runs", "core-hours: stored; to run (est.)", "read by"]
-    return markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
+    table = markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
                                      f"{r['core-hours stored']}; {r['core-hours to run (est.)']}", r["read by"]]
                                     for r in rows])
+    return table + "\n\n" + rates_note(root)
 
 
 def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:
