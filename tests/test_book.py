@@ -742,8 +742,10 @@ def test_the_records_command_prints_every_grid():
 
     out = subprocess.run([sys.executable, "-m", "polyattn", "records"], capture_output=True, text=True, check=True,
                          cwd=ROOT).stdout
-    lines = out.splitlines()
+    table, note = out.split("\n\n")
+    lines = table.splitlines()
     assert lines[0].split()[:2] == ["grid", "book"] and len(lines) == 1 + len(GRIDS)
+    assert note.startswith("Estimates are one-thread wall times") and "runs)" in note
     assert all(any(line.startswith(name + " ") for line in lines) for name in GRIDS)
 
 

@@ -113,6 +113,7 @@ def cmd_records(args) -> int:
     if unread:
         print(f"{len(unread)} stored record(s) that no grid names (superseded settings; no chapter reads them): "
               + ", ".join(str(p.relative_to(p.parents[3])) for p in unread), file=sys.stderr)
+    print()
     print(rates_note())
     return 0
 

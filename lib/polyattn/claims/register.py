@@ -264,12 +264,28 @@ ALTERNATIVES_VS_UNSCALED = RegisteredClaim(
     scale="micro ViT, 5,000 Fashion-MNIST images, 6 epochs, book preset",
 )
 
+# --- the converged tier without clipping: does the factor matter where nothing else stabilises? ----
+_CU = "vit_unclipped"
+
+CONVERGED_UNCLIPPED = RegisteredClaim(
+    "converged_unclipped",
+    "Without gradient clipping, at convergence, $x^3/\\sqrt{N}$ matches softmax and the unscaled $x^3$ is worse "
+    "than $x^3/\\sqrt{N}$",
+    "paper, Table 1 (which does not clip)", "04_vit",
+    comparisons=(
+        _vs(_CU, _CUBE_SQRT_N, _SOFTMAX, "cube_sqrt_n", "x³/√N − softmax, converged, unclipped", "equivalent"),
+        _vs(_CU, _CUBE, _CUBE_SQRT_N, "cube_vs_scaled", "x³ − x³/√N, converged, unclipped", "worse"),
+    ),
+    margin=1.0,
+    scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
+)
+
 #: Every registered claim, by id: the book's earlier claims first, then those registered before their runs.
 REGISTER = {c.id: c for c in (
     *BOOK_CLAIMS,
     UNCLIPPED_PARITY, UNCLIPPED_SCALE_NEEDED, CLIPPING_DOES_THE_SCALES_JOB, QK_CONTROLS_UNCLIPPED,
     WEIGHT_DECAY_UNCLIPPED, QK_NORM, QUADRATIC, CONVERGED_SCALE_NEEDED, LINEAR_ON_DEIT, MQAR_LONG, NOPE_LM,
-    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, *LATE_CLAIMS,
+    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, CONVERGED_UNCLIPPED, *LATE_CLAIMS,
 )}
 
 

@@ -22,6 +22,7 @@ GRID_TITLES = {
     "vit_table1_unclipped": "Table 1 analogue, unclipped",
     "vit_table1_quadratic": "Table 1 analogue, learned-scale x²",
     "vit_converged": "converged tier",
+    "vit_unclipped": "converged tier, unclipped",
     "vit_norm_intervention": "norm intervention",
     "vit_table2": "Table 2 analogue",
     "critique_qk_controls": "Q/K decay and init, clipped",
