@@ -73,3 +73,13 @@ def test_the_answer_table_links_each_claim_to_its_section(verdict):
     assert table[2].startswith("| unit claim | **") and table[2].endswith(" | {ref}`04 <claim-unit-claim>` |")
     plain = answer_markdown({"unit_claim": verdict}, ["unit_claim"], links=False).splitlines()
     assert plain[2].endswith(" | chapter 04 |")
+
+
+def test_a_delivered_sentence_opens_with_its_verdict_capitalised():
+    from polyattn.book.deliver import deliver
+
+    d = deliver("quadratic", glue_it=False)
+    form = d.verdict.form
+    assert d.sentence.startswith(f"**{form[0].upper()}{form[1:]}**. ")
+    # the form itself stays as the rule names it (tables and the intro use it as it is)
+    assert form == form.lower() or not form[0].isalpha()

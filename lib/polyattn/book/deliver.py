@@ -43,7 +43,8 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
 
     v = evaluate(claim_id)
     body = summary(v)
-    text = f"**{v.form}**. {body}"
+    # the sentence stands alone on the page (after a heading in bold or a colon): its verdict opens it
+    text = f"**{v.form[:1].upper()}{v.form[1:]}**. {body}"
     if glue_it:
         from IPython.display import Markdown
         from myst_nb import glue
