@@ -99,12 +99,13 @@ def cmd_grid(args) -> int:
 def cmd_records(args) -> int:
     from .book.status import rates_note, records_table, stored_evidence, unpriced, unread_records
 
+    evidence = stored_evidence()
     if args.measure:
         from .step_cost import measure_missing
 
-        stored, missing = stored_evidence()
+        stored, missing = evidence
         measure_missing(unpriced(stored, missing), [c for _, c, _ in stored], steps=args.steps, rounds=args.rounds)
-    rows = records_table()
+    rows = records_table(evidence=evidence)
     widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
     print("  ".join(k.ljust(w) for k, w in widths.items()))
     for r in rows:
@@ -114,7 +115,7 @@ def cmd_records(args) -> int:
         print(f"{len(unread)} stored record(s) that no grid names (superseded settings; no chapter reads them): "
               + ", ".join(str(p.relative_to(p.parents[3])) for p in unread), file=sys.stderr)
     print()
-    print(rates_note())
+    print(rates_note(stored=evidence[0]))
     return 0
 
 

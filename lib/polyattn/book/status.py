@@ -91,7 +91,10 @@ def stored_evidence(root: Path = REPO_ROOT) -> tuple[list, list]:
                 rec = load(path, c, evidence=True) if path.exists() else None
             except InvalidRecord:
                 pass
-            (missing.append((name, c)) if rec is None else stored.append((name, c, rec)))
+            if rec is None:
+                missing.append((name, c))
+            else:
+                stored.append((name, c, rec))
     return stored, missing
 
 
@@ -131,7 +134,7 @@ def unpriced(stored: list, missing: list) -> list:
 RATIO_MARK = "†"
 
 
-def records_table(root: Path = REPO_ROOT) -> list[dict]:
+def records_table(root: Path = REPO_ROOT, evidence: tuple | None = None) -> list[dict]:
     """One row per grid: its book runs, how many have a valid record from a clean tree in
     ``data/results`` (records of a modified tree do not count), the core-hours the stored runs
     took (their wall time on one thread) and an estimate for the rest, and the chapters that
@@ -140,7 +143,8 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
     A missing run costs the mean wall time of the stored runs of its cost class; without one,
     its shape's rate (seconds per epoch and example, from any grid's runs of the same model and
     data) times its work; without that, a step ratio measured against the nearest stored class
-    (:mod:`polyattn.step_cost`; such estimates are marked :data:`RATIO_MARK`)."""
+    (:mod:`polyattn.step_cost`; such estimates are marked :data:`RATIO_MARK`).  ``evidence``:
+    :func:`stored_evidence`'s answer when the caller has it already."""
     from ..claims.scope import wall_seconds
     from ..experiments import GRIDS
     from ..step_cost import estimate_seconds, load_ratios
@@ -152,7 +156,7 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
         if e.kind == "notebook":
             for grid in declared_results(read_notebook(e.source)):
                 readers.setdefault(grid, []).append(e.name)
-    stored, missing = stored_evidence(root)
+    stored, missing = stored_evidence(root) if evidence is None else evidence
     rates = measured_rates(root, stored)
     ratios = load_ratios(root)
     class_walls: dict[str, list[float]] = {}
@@ -183,15 +187,15 @@ def records_table(root: Path = REPO_ROOT) -> list[dict]:
     return rows
 
 
-def rates_note(root: Path = REPO_ROOT) -> str:
+def rates_note(root: Path = REPO_ROOT, stored: list | None = None) -> str:
     """What the estimates assume, for under the table: the machines the stored runs ran on (their
     wall times set every rate) and, for estimates marked with :data:`RATIO_MARK`, where the step
-    ratios were measured."""
+    ratios were measured (``stored``: :func:`stored_evidence`'s first part, when at hand)."""
     from collections import Counter
 
     from ..step_cost import load_ratios
 
-    stored, _ = stored_evidence(root)
+    stored = stored_evidence(root)[0] if stored is None else stored
     cpus = Counter((rec.get("provenance", {}).get("hardware") or {}).get("cpu") or "unknown CPU" for _, _, rec in stored)
     text = ("Estimates are one-thread wall times at the rates of the stored runs, which ran on "
             + "; ".join(f"{cpu} ({n} runs)" for cpu, n in cpus.most_common())
@@ -220,12 +224,13 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
 def records_markdown(root: Path = REPO_ROOT) -> str:
     """The records table for the status page: the counts and the state share one cell, so that
     the table fits the page's column; under it, what its estimates assume."""
-    rows = records_table(root)
+    evidence = stored_evidence(root)
+    rows = records_table(root, evidence)
     header = ["grid", "stored of book runs", "core-hours: stored; to run (est.)", "read by"]
     table = markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
                                      f"{r['core-hours stored']}; {r['core-hours to run (est.)']}", r["read by"]]
                                     for r in rows])
-    return table + "\n\n" + rates_note(root)
+    return table + "\n\n" + rates_note(root, evidence[0])
 
 
 def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:
