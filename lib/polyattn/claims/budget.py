@@ -1,0 +1,110 @@
+"""Did a result survive more training?  A claim registered on a longer grid, read beside the same
+comparisons on the book's shorter grid.
+
+    v = evaluate("lra_long")                        # the register's verdict, longer runs
+    pairs = budget_pairs(v, "lra", n_mode="row")    # each comparison at both budgets
+    budget_rows(pairs, "book steps", "more steps")  # a table row per comparison
+    budget_summary(pairs)                           # how many gaps hold, close, ... in words
+
+The shorter grid contributes numbers only (paired difference, interval, the arms' means): the
+verdict is the register's, on the longer runs, so the page states one judgement per comparison.
+What the longer budget did to the shorter one's reading follows from that verdict:
+:func:`change` says whether a gap *holds*, *closes* (within the margin), *reverses*, or is still
+*open* at this power.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Optional
+
+from .evaluate import ClaimVerdict, ComparisonResult, compare
+from .spec import Arm, Comparison, RegisteredClaim
+
+#: The tag a longer grid's comparison labels end with; the sentences name the budgets instead.
+LONGER_TAG = " (longer)"
+
+#: What the longer runs' result says of the comparison, by the register's result word.
+CHANGES = {"worse": "holds", "did not learn": "holds", "equivalent": "closes", "better": "reverses",
+           "inconclusive": "open", "uninformative": "uninformative"}
+
+
+def on_grid(comparison: Comparison, grid: str, **fields) -> Comparison:
+    """The same comparison on the runs of another ``grid``, both arms narrowed by ``fields``
+    (for example ``n_mode="row"`` where that grid also trains another reading of N)."""
+    def arm(a: Arm) -> Arm:
+        return Arm(grid, {**a.fields, **fields})
+
+    return dataclasses.replace(comparison, candidate=arm(comparison.candidate), baseline=arm(comparison.baseline))
+
+
+@dataclasses.dataclass
+class BudgetPair:
+    shorter: ComparisonResult
+    longer: ComparisonResult  # evaluated by the register: result, Holm p and outcome filled in
+
+    @property
+    def label(self) -> str:
+        """The comparison's label without the longer grid's tag."""
+        return self.longer.comparison.label.removesuffix(LONGER_TAG)
+
+
+def budget_pairs(verdict: ClaimVerdict, shorter_grid: str, root: Optional[Path] = None, **fields) -> list[BudgetPair]:
+    """Each comparison of ``verdict`` (a claim on the longer grid) with its paired statistics on
+    ``shorter_grid`` (arms narrowed by ``fields``), in the claim's order."""
+    claim: RegisteredClaim = verdict.claim
+    out = []
+    for r in verdict.comparisons:
+        short = compare(on_grid(r.comparison, shorter_grid, **fields), claim.margin, root, "book",
+                        claim.chance, claim.chance_band)
+        out.append(BudgetPair(short, r))
+    return out
+
+
+def change(pair: BudgetPair) -> str:
+    """``holds``, ``closes``, ``reverses``, ``open``, ``uninformative``, or ``not run`` (fewer than
+    two paired runs at the longer budget)."""
+    if pair.longer.n < 2:
+        return "not run"
+    return CHANGES[pair.longer.result]
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.2f}".replace("-", "\u2212")
+
+
+def _estimate(r: ComparisonResult) -> str:
+    if r.n < 2:
+        return f"{r.n} of {r.planned} pairs stored"
+    unit = f" {r.unit}" if r.unit else ""
+    return f"{_signed(r.mean)}{unit} [{_signed(r.ci_low)}, {_signed(r.ci_high)}] ({r.n} pairs)"
+
+
+def _means(r: ComparisonResult) -> str:
+    if r.n < 2:
+        return ""
+    pct = "%" if r.unit == "points" else ""
+    return f"{r.candidate_mean:.1f}{pct} / {r.baseline_mean:.1f}{pct}"
+
+
+def budget_rows(pairs: list[BudgetPair], shorter: str, longer: str) -> list[dict]:
+    """One row per comparison for a table: the difference with its 95% interval and the two arms'
+    means at the ``shorter`` and the ``longer`` budget (column titles such as "book steps"), the
+    register's result on the longer runs, and :func:`change`."""
+    return [{"Comparison": p.label, f"{shorter}": _estimate(p.shorter), f"{shorter}: means": _means(p.shorter),
+             f"{longer}": _estimate(p.longer), f"{longer}: means": _means(p.longer),
+             "Result (longer)": f"{p.longer.result}{p.longer.qualifier}" if p.longer.n >= 2 else "",
+             "The gap": change(p)} for p in pairs]
+
+
+def budget_summary(pairs: list[BudgetPair]) -> str:
+    """How many comparisons' gaps hold, close, reverse or stay open with more training, in words."""
+    counts = {}
+    for p in pairs:
+        counts[change(p)] = counts.get(change(p), 0) + 1
+    order = ("holds", "closes", "reverses", "open", "uninformative", "not run")
+    words = {"holds": "the gap holds", "closes": "it closes to within the margin", "reverses": "the order reverses",
+             "open": "it is still open at this power", "uninformative": "neither arm learned",
+             "not run": "the longer runs are not stored yet"}
+    parts = [f"in {counts[k]} of {len(pairs)} {words[k]}" for k in order if counts.get(k)]
+    return ("With more training, " + "; ".join(parts) + ".") if parts else ""
