@@ -158,7 +158,7 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     (row,) = status.records_table(root)
     assert row["core-hours to run (est.)"] == f"11.1{status.RATIO_MARK}"
     note = status.rates_note(root)
-    assert "(1 runs)" in note and "unit CPU, 2026-01-01" in note
+    assert "(1 run)" in note and "unit CPU, 2026-01-01" in note
     assert status._core_hours(0.0, [None, None]) == ("0.0", "unknown (2 runs of unknown cost)")
     assert status._core_hours(7200.0, []) == ("2.0", "")
 

@@ -62,7 +62,7 @@ def test_the_table_names_both_budgets_and_the_summary_counts_the_changes(grids):
     pairs = budget_pairs(v, "unit_short", root=grids, n_mode="row")
     rows = {r["Comparison"]: r for r in budget_rows(pairs, "100 steps", "500 steps")}
     cube = rows["poly:p=3 − softmax"]                   # the longer grid's tag is dropped
-    assert cube["100 steps"].startswith("−19.00 points [") and cube["100 steps"].endswith("(3 pairs)")
+    assert cube["100 steps"].startswith("−19.00 [") and cube["100 steps"].endswith("] points (3 pairs)")
     assert cube["100 steps: means"] == "61.0% / 80.0%"
     assert cube["Result (longer)"] == "equivalent" and cube["The gap"] == "closes"
     assert rows["poly:p=3,c=1 − softmax"]["The gap"] == "holds"

@@ -198,7 +198,7 @@ def rates_note(root: Path = REPO_ROOT, stored: list | None = None) -> str:
     stored = stored_evidence(root)[0] if stored is None else stored
     cpus = Counter((rec.get("provenance", {}).get("hardware") or {}).get("cpu") or "unknown CPU" for _, _, rec in stored)
     text = ("Estimates are one-thread wall times at the rates of the stored runs, which ran on "
-            + "; ".join(f"{cpu} ({n} runs)" for cpu, n in cpus.most_common())
+            + "; ".join(f"{cpu} ({n} run{'' if n == 1 else 's'})" for cpu, n in cpus.most_common())
             + ".  The same configuration has taken two to three times longer on one machine than on another, "
               "so read them as orders of magnitude.")
     ratios = load_ratios(root)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from .evaluate import ClaimVerdict, ComparisonResult, compare
+from .report import estimate_cell
 from .spec import Arm, Comparison, RegisteredClaim
 
 #: The tag a longer grid's comparison labels end with; the sentences name the budgets instead.
@@ -69,15 +70,10 @@ def change(pair: BudgetPair) -> str:
     return CHANGES[pair.longer.result]
 
 
-def _signed(x: float) -> str:
-    return f"{x:+.2f}".replace("-", "\u2212")
-
-
 def _estimate(r: ComparisonResult) -> str:
     if r.n < 2:
         return f"{r.n} of {r.planned} pairs stored"
-    unit = f" {r.unit}" if r.unit else ""
-    return f"{_signed(r.mean)}{unit} [{_signed(r.ci_low)}, {_signed(r.ci_high)}] ({r.n} pairs)"
+    return f"{estimate_cell(r)} ({r.n} pairs)"
 
 
 def _means(r: ComparisonResult) -> str:
