@@ -253,7 +253,7 @@ def test_physics_divergence_inside_lbfgs_is_recorded_with_its_step(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long",
-                                  "critique_powers"])
+                                  "critique_powers", "vit_table2_converged"])
 def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypatch):
     from polyattn.experiments import GRIDS
     from polyattn.runs import load_or_run
@@ -266,3 +266,18 @@ def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypat
     monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path))
     rec = load_or_run(smoke[-1].replace(test_subset=64), progress=False)
     assert rec["status"] in ("ok", "diverged") and rec["metrics"]
+
+
+def test_table2_at_the_converged_scale_differs_from_the_converged_tier_only_in_its_recipe():
+    from dataclasses import asdict
+
+    from polyattn.experiments import vit
+
+    conv = {(c.activation, c.seed): c for c in vit.converged("book")}
+    deit = vit.table2_converged("book")
+    assert sorted({c.activation for c in deit}) == ["poly:p=3", "softmax"] and len(deit) == 10
+    for c in deit:
+        base = asdict(conv[(c.activation, c.seed)])
+        differ = {k for k, v in asdict(c).items() if base[k] != v}
+        assert differ == {"experiment", "augment", "drop_path"}
+        assert (c.augment, c.drop_path, c.clip_grad) == ("deit", 0.1, 1.0)

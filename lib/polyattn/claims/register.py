@@ -280,12 +280,27 @@ CONVERGED_UNCLIPPED = RegisteredClaim(
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
 )
 
+# --- Table 2's DeiT-style recipe at the converged tier's scale -------------------------------------
+TABLE2_CONVERGED = RegisteredClaim(
+    "table2_converged",
+    "With the DeiT-style recipe, at convergence, $x^3/\\sqrt{N}$ matches softmax (the question of the paper's Table 2 "
+    "at the converged tier's scale)",
+    "paper, Table 2", "04_vit",
+    comparisons=(
+        _vs("vit_table2_converged", _CUBE_SQRT_N, _SOFTMAX, "cube_sqrt_n", "x³/√N − softmax, DeiT recipe, converged",
+            "equivalent"),
+    ),
+    margin=1.0,
+    scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, DeiT-style augmentation and drop path 0.1, "
+          + CLIPPED + ", book preset",
+)
+
 #: Every registered claim, by id: the book's earlier claims first, then those registered before their runs.
 REGISTER = {c.id: c for c in (
     *BOOK_CLAIMS,
     UNCLIPPED_PARITY, UNCLIPPED_SCALE_NEEDED, CLIPPING_DOES_THE_SCALES_JOB, QK_CONTROLS_UNCLIPPED,
     WEIGHT_DECAY_UNCLIPPED, QK_NORM, QUADRATIC, CONVERGED_SCALE_NEEDED, LINEAR_ON_DEIT, MQAR_LONG, NOPE_LM,
-    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, CONVERGED_UNCLIPPED, *LATE_CLAIMS,
+    LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, CONVERGED_UNCLIPPED, TABLE2_CONVERGED, *LATE_CLAIMS,
 )}
 
 

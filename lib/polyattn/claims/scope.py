@@ -25,6 +25,7 @@ GRID_TITLES = {
     "vit_unclipped": "converged tier, unclipped",
     "vit_norm_intervention": "norm intervention",
     "vit_table2": "Table 2 analogue",
+    "vit_table2_converged": "Table 2 analogue, converged tier",
     "critique_qk_controls": "Q/K decay and init, clipped",
     "critique_qk_controls_unclipped": "Q/K decay and init, unclipped",
     "critique_powers": "powers p = 1 to 7",

@@ -11,6 +11,7 @@ GRIDS = {
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
     "vit_norm_intervention": vit.intervention,
+    "vit_table2_converged": vit.table2_converged,
     "vit_scale_long": vit.scale_sweep_long,
     "lra": lra.lra,
     "lra_pathfinder_budget": lra.pathfinder_budget,

@@ -158,6 +158,20 @@ def unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for act in UNCLIPPED_ACTIVATIONS for s in seeds_for(preset, seeds)]
 
 
+#: Table 2's question at the converged tier's scale: the DeiT-style recipe (augmentation with
+#: mixing, drop path 0.1, as in :func:`table2`) on the converged tier's model, data and schedule,
+#: softmax against x^3/sqrt(N), five seeds.
+TABLE2_CONVERGED_ACTIVATIONS = ("softmax", "poly:p=3")
+
+
+def table2_converged(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`converged` for :data:`TABLE2_CONVERGED_ACTIVATIONS` with the DeiT-style recipe."""
+    if preset == "paper":
+        return paper_configs()
+    return [c.replace(experiment="vit_table2_converged", augment="deit", drop_path=0.1)
+            for c in converged(preset, seeds) if c.activation in TABLE2_CONVERGED_ACTIVATIONS]
+
+
 #: The norm intervention: softmax times k (positivity, normalisation and sparsity kept, but
 #: ||A||_F can reach k sqrt(N)), and x^3/sqrt(N) with each row rescaled to norm at most 1 (so
 #: ||A||_F <= sqrt(N) without any of softmax's three properties).
