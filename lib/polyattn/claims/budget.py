@@ -63,10 +63,10 @@ def budget_pairs(verdict: ClaimVerdict, shorter_grid: str, root: Optional[Path] 
 
 
 def change(pair: BudgetPair) -> str:
-    """``holds``, ``closes``, ``reverses``, ``open``, ``uninformative``, or ``not run`` (fewer than
+    """``holds``, ``closes``, ``reverses``, ``open``, ``uninformative``, or ``not run yet`` (fewer than
     two paired runs at the longer budget)."""
     if pair.longer.n < 2:
-        return "not run"
+        return "not run yet"
     return CHANGES[pair.longer.result]
 
 
@@ -98,9 +98,9 @@ def budget_summary(pairs: list[BudgetPair]) -> str:
     counts = {}
     for p in pairs:
         counts[change(p)] = counts.get(change(p), 0) + 1
-    order = ("holds", "closes", "reverses", "open", "uninformative", "not run")
+    order = ("holds", "closes", "reverses", "open", "uninformative", "not run yet")
     words = {"holds": "the gap holds", "closes": "it closes to within the margin", "reverses": "the order reverses",
              "open": "it is still open at this power", "uninformative": "neither arm learned",
-             "not run": "the longer runs are not stored yet"}
+             "not run yet": "the longer runs are not stored yet"}
     parts = [f"in {counts[k]} of {len(pairs)} {words[k]}" for k in order if counts.get(k)]
     return ("With more training, " + "; ".join(parts) + ".") if parts else ""
