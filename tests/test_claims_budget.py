@@ -69,3 +69,30 @@ def test_the_table_names_both_budgets_and_the_summary_counts_the_changes(grids):
     assert rows["sigmoid − softmax"]["500 steps"] == "0 of 0 pairs stored"
     assert budget_summary(pairs) == ("With more training, in 1 of 3 the gap holds; in 1 of 3 it closes to within "
                                      "the margin; in 1 of 3 the longer runs are not stored yet.")
+
+
+def test_the_readme_finding_sets_each_longer_lra_comparison_beside_the_book_steps(tmp_path, monkeypatch):
+    from polyattn import experiments
+    from polyattn.book.answer import _lra_longer
+
+    made = {"lra": [], "lra_long": []}
+    for grid, accs in (("lra", SHORT), ("lra_long", LONG)):
+        for act, vals in accs.items():
+            for s, a in enumerate(vals):
+                cfg = TrainConfig(experiment=grid, activation=act, seed=s, preset="book", n_mode="row",
+                                  dataset="listops", epochs=5 if grid == "lra_long" else 1)
+                made[grid].append(plant(tmp_path, cfg, [{"epoch": 1, "test_acc": a}]))
+    for grid, configs in made.items():
+        monkeypatch.setitem(experiments.GRIDS, grid, lambda preset, seeds, c=configs: list(c))
+    claim = RegisteredClaim("lra_long", "u", "t", "05_lra", margin=2.0, scale="unit scale", comparisons=(
+        Comparison("cube", "x³/√N − softmax, listops (longer)", Arm("lra_long", {"activation": "poly:p=3"}),
+                   Arm("lra_long", {"activation": "softmax"}), "equivalent"),
+        Comparison("none", "sigmoid − softmax (longer)", Arm("lra_long", {"activation": "sigmoid"}),
+                   Arm("lra_long", {"activation": "softmax"}), "equivalent")))
+    monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path))
+    text = _lra_longer(evaluate(claim, root=tmp_path, preset="book"))
+    assert text.startswith("- **Long Range Arena with more training steps")
+    assert "x³/√N − softmax, listops: −19.00 [" in text and "at the book's steps, +0.03 [" in text
+    assert "(3 pairs, equivalent)" in text and "sigmoid" not in text          # no pair: not listed
+    assert text.endswith("(unit scale). With more training, in 1 of 1 it closes to within the margin.")
+    assert _lra_longer(None) == ""

@@ -95,7 +95,25 @@ def findings_markdown(verdicts: dict) -> str:
                           f"**{longer.form}**: "
                           + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done_longer)
                           + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
+    lra = _lra_longer(verdicts.get("lra_long"))
+    if lra:
+        lines.append(lra)
     return "\n".join(lines)
+
+
+def _lra_longer(longer) -> str:
+    """The LRA finding: each longer-budget comparison with two pairs beside the same comparison at
+    the book's steps, and what the longer runs did to the gaps; "" before such a pair exists."""
+    from ..claims.budget import budget_pairs, budget_summary
+    from ..claims.report import estimate_cell
+
+    if longer is None or not any(r.n >= 2 for r in longer.comparisons):
+        return ""
+    pairs = [p for p in budget_pairs(longer, "lra", n_mode="row") if p.longer.n >= 2]
+    parts = "; ".join(f"{p.label}: {estimate_cell(p.shorter)} at the book's steps, {estimate_cell(p.longer)} with "
+                      f"more ({p.longer.n} pairs, {p.longer.result}{p.longer.qualifier})" for p in pairs)
+    return (f"- **Long Range Arena with more training steps: did the cubic variants' gaps to softmax survive?** "
+            f"{parts} ({longer.claim.scale}). {budget_summary(pairs)}")
 
 
 #: The claim that retests a finding with a larger training budget.
