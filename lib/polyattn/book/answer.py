@@ -104,12 +104,12 @@ def findings_markdown(verdicts: dict) -> str:
 def _lra_longer(longer) -> str:
     """The LRA finding: each longer-budget comparison with two pairs beside the same comparison at
     the book's steps, and what the longer runs did to the gaps; "" before such a pair exists."""
-    from ..claims.budget import budget_pairs, budget_summary
+    from ..claims.budget import budget_summary, shorter_pairs
     from ..claims.report import estimate_cell
 
     if longer is None or not any(r.n >= 2 for r in longer.comparisons):
         return ""
-    pairs = [p for p in budget_pairs(longer, "lra", n_mode="row") if p.longer.n >= 2]
+    pairs = [p for p in shorter_pairs(longer) if p.longer.n >= 2]
     parts = "; ".join(f"{p.label}: {estimate_cell(p.shorter)} at the book's steps, {estimate_cell(p.longer)} with "
                       f"more ({p.longer.n} pairs, {p.longer.result}{p.longer.qualifier})" for p in pairs)
     return (f"- **Long Range Arena with more training steps: did the cubic variants' gaps to softmax survive?** "

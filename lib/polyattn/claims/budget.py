@@ -2,7 +2,7 @@
 comparisons on the book's shorter grid.
 
     v = evaluate("lra_long")                        # the register's verdict, longer runs
-    pairs = budget_pairs(v, "lra", n_mode="row")    # each comparison at both budgets
+    pairs = shorter_pairs(v)                        # each comparison at both budgets
     budget_rows(pairs, "book steps", "more steps")  # a table row per comparison
     budget_summary(pairs)                           # how many gaps hold, close, ... in words
 
@@ -60,6 +60,17 @@ def budget_pairs(verdict: ClaimVerdict, shorter_grid: str, root: Optional[Path] 
                         claim.chance, claim.chance_band)
         out.append(BudgetPair(short, r))
     return out
+
+
+#: For each claim on a longer grid: the book's shorter grid with the same comparisons, and the
+#: fields that narrow it to the same runs (the LRA grid also trains N = the padded length).
+SHORTER_GRID = {"lra_long": ("lra", {"n_mode": "row"})}
+
+
+def shorter_pairs(verdict: ClaimVerdict, root: Optional[Path] = None) -> list[BudgetPair]:
+    """:func:`budget_pairs` on the claim's shorter grid of :data:`SHORTER_GRID`."""
+    grid, fields = SHORTER_GRID[verdict.claim.id]
+    return budget_pairs(verdict, grid, root, **fields)
 
 
 def change(pair: BudgetPair) -> str:
