@@ -147,7 +147,7 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     assert row == {"grid": "unit_grid", "book runs": 5, "stored": 1, "state": "4 to run", "core-hours stored": "1.5",
                    "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
-    assert f"| unit_grid | 1 of 5 (4 to run) | 1.5; {to_run} | 01_mini |" in status.records_markdown(root)
+    assert f"| unit_grid | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | 01_mini |" in status.records_markdown(root)
     # a step ratio measured against the stored class prices the mini model: 5400 s / 50 steps x 2 x 100 steps = 6 h
     from polyattn import step_cost
 
@@ -569,7 +569,9 @@ if (heading) {
                     head_bottom: head.getBoundingClientRect().bottom + window.scrollY, screen: window.innerHeight,
                     where: (later.innerText || '').replace(/\s+/g, ' ').trim().slice(0, 80)} : {top: null};
 }
-return JSON.stringify({blocks: Array.from(texts.values()), tables: tables, answer: answer});
+const headers = Array.from(article.querySelectorAll('th')).filter(th => shown(th) && !th.closest(skip))
+  .map(th => (th.innerText || '').trim());
+return JSON.stringify({blocks: Array.from(texts.values()), tables: tables, headers: headers, answer: answer});
 """
 
 #: What must not reach a reader's eye outside code: TeX left unrendered, a Python repr of a
@@ -582,7 +584,14 @@ _RAW_TEXT = (
                                              r"""|^['"\u2018\u201c][^'"\u2019\u201d]{20,}['"\u2019\u201d]$""")),
     ("an unformatted float", re.compile(r"\b\d\.\d{4,}e[+-]?\d+\b|\b\d+\.\d{7,}\b")),
     ("a literal backtick", re.compile(r"`")),
+    ("a dollar sign of maths left unrendered", re.compile(r"\$")),
+    ("a pandas repr", re.compile(r"\bdtype: |\bName: \w+, dtype|object at 0x[0-9a-f]+|<pandas\.|Styler object")),
+    # a table cell that holds nothing but a missing value as Python or pandas print it
+    ("a missing value printed raw", re.compile(r"^(?:nan|NaN|None|NaT|<NA>)$")),
 )
+
+#: A column heading that reads as code: a DataFrame shown with its programmatic column names.
+_CODE_HEADING = re.compile(r"^[a-z]+(?:_[a-z0-9]+)+$")
 
 
 def _where(text, start, width=80):
@@ -601,11 +610,32 @@ def _reader_view_problems(page, view, slack=4):
         if found:
             first = min(m.start() for _, m in found)
             problems.append(f"{page}: {', '.join(w for w, _ in found)} in the text, at {_where(text, first)!r}")
+    code_headings = sorted({h for h in view.get("headers", []) if _CODE_HEADING.match(h)})
+    if code_headings:
+        problems.append(f"{page}: column headings that read as code: {code_headings[:6]}")
     for t in view["tables"]:
         if t["width"] > t["container"] + slack or t["right"] > t["article_right"] + slack:
             column = min(t["container"], round(t["article_width"]))
             problems.append(f"{page}: a table {t['width']}px wide in a column of {column}px, at {t['where']!r}")
     return problems
+
+
+def test_the_reader_view_check_names_what_a_reader_should_not_see():
+    table = {"where": "activation seed pairs", "width": 600, "container": 700, "overflow": "auto", "right": 650,
+             "article_right": 700, "article_width": 700}
+    clean = {"blocks": ["The cubic is 0.31 points worse than softmax, [−0.5, +1.1].", "−0.24 [−0.49, +0.01]", "n/a",
+                        "A run that diverged (a NaN loss) stays in the table."],
+             "tables": [table], "headers": ["activation", "seed pairs", "N", "Δ, points [95% CI]"]}
+    assert _reader_view_problems("p.html", clean) == []
+    for block, what in (("takes 1.45 times at $N=$ 8192", "dollar sign"), ("metric ap Name: 0, dtype: object", "pandas repr"),
+                        ("nan", "missing value"), ("NaN", "missing value"), (r"gap $1 - \sqrt{N}$", "TeX"),
+                        ("<pandas.io.formats.style.Styler object at 0x7f3a>", "pandas repr")):
+        found = _reader_view_problems("p.html", {**clean, "blocks": [block]})
+        assert len(found) == 1 and what in found[0], (block, found)
+    found = _reader_view_problems("p.html", {**clean, "headers": ["p", "ratio_ci_lo", "relative_to_first_d"]})
+    assert found == ["p.html: column headings that read as code: ['ratio_ci_lo', 'relative_to_first_d']"]
+    wide = {**table, "width": 900}
+    assert "900px wide" in _reader_view_problems("p.html", {**clean, "tables": [wide]})[0]
 
 
 @pytest.mark.slow

@@ -35,6 +35,22 @@ def test_an_interval_cell_holds_the_estimate_and_its_interval():
     assert A.interval_cell(float("nan"), 0.1, 0.2, missing="not comparable") == "not comparable"
 
 
+def test_a_bracket_cell_is_the_interval_alone_and_blank_without_one():
+    assert A.bracket_cell(-0.49, 0.01) == "[−0.49, +0.01]"
+    assert A.bracket_cell(0.1, float("nan")) == "" and A.bracket_cell(None, 0.2) == ""
+
+
+def test_correlation_rows_name_the_norms_and_put_each_interval_in_one_cell():
+    corr = pd.DataFrame([{"norm": "attn_fro_over_sqrt_n_mean", "n": 45, "n_within_groups": 9, "rho": -0.412,
+                          "ci_low": -0.63, "ci_high": -0.15, "p": 0.0049, "cluster_ci_low": -0.8,
+                          "cluster_ci_high": 0.2, "within_rho": 0.05, "within_ci_low": float("nan"),
+                          "within_ci_high": float("nan"), "within_p": 0.7}])
+    (row,) = A.correlation_rows(corr, {"attn_fro_over_sqrt_n_mean": "‖A‖_F/√N"})
+    assert row == {"norm": "‖A‖_F/√N", "runs (activations)": "45 (9)", "ρ [95% CI]": "−0.41 [−0.63, −0.15]",
+                   "p": "0.0049", "CI, activations resampled": "[−0.80, +0.20]",
+                   "ρ within activations [95% CI]": "+0.05", "p within (permutation)": "0.7"}
+
+
 def test_verdict_and_recipe_cells():
     assert A.verdict_cell("inconclusive", "1.20") == "inconclusive (MDE 1.20)"
     assert A.verdict_cell("inconclusive") == "inconclusive"
@@ -226,3 +242,14 @@ def test_the_sizes_are_those_of_the_files_on_disk():
     except DatasetMissing:
         pytest.skip("Fashion-MNIST is not on this machine")
     assert (len(train_x), len(test_x)) == SIZES["fashion_mnist"]
+
+
+def test_difference_rows_refuse_a_key_named_twice():
+    # a renamed column that already existed leaves two of that name: each cell would hold a row
+    diffs = pd.DataFrame([{"variant": "x^3/14", "measure": "box_ap", "metric": "ap", "label": "box AP", "n_pairs": 3,
+                           "mean_diff": 0.2, "ci_low": -1.0, "ci_high": 1.4, "p_holm": 0.5, "tost_p": 0.04, "mde": 1.1}])
+    with pytest.raises(ValueError, match="more than once"):
+        A.difference_rows(diffs.rename(columns={"label": "metric"}), ["variant", "metric"], "d", 1.0)
+    rows = A.difference_rows(diffs.drop(columns="metric").rename(columns={"label": "metric"}), ["variant", "metric"],
+                             "d", 1.0)
+    assert rows[0]["metric"] == "box AP"

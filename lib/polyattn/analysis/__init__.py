@@ -70,6 +70,8 @@ from .stats import (
 )
 from .sweep import BestConstant, best_constant, best_constant_rows, best_constant_table, scale_verdict
 from .tables import (
+                       bracket_cell,
+                       correlation_rows,
                        curve_frame,
                        difference_rows,
                        format_summary,
@@ -99,7 +101,8 @@ __all__ = [
     "Verdict", "WILCOXON_MIN_N", "activation_constant", "activation_scale", "activation_verdict", "best_constant",
     "best_constant_rows", "best_constant_table", "budget_text", "comparison_verdict", "compute_budget",
     "config_overview", "correlation_table", "correlation_verdict", "curve_frame", "declared_metrics",
-    "deviations_table", "diff_unit", "difference_rows", "difference_verdict", "early_middle_last", "final_accuracy",
+    "bracket_cell", "correlation_rows", "deviations_table", "diff_unit", "difference_rows", "difference_verdict",
+    "early_middle_last", "final_accuracy",
     "final_metrics", "format_summary", "grid_caption", "holm", "image_seq_len", "interval_cell",
     "minimal_detectable_effect", "norms_vs_accuracy", "number_cell", "paired_difference", "per_seed_rows",
     "per_seed_table", "pooled_difference", "probe_curves", "probe_frame", "recipe_label", "record_metrics",

@@ -146,14 +146,35 @@ def number_cell(x, fmt: str = ".3g") -> str:
     return typographic(format(float(x), fmt))
 
 
+def bracket_cell(low, high, fmt: str = "+.2f") -> str:
+    """An interval alone, "[−0.49, +0.01]"; blank when either end is missing."""
+    if low is None or low != low or high is None or high != high:
+        return ""
+    return f"[{number_cell(low, fmt)}, {number_cell(high, fmt)}]"
+
+
 def interval_cell(estimate, low, high, fmt: str = "+.2f", missing: str = "") -> str:
     """An estimate and its interval in one cell, "−0.24 [−0.49, +0.01]"; the estimate alone when
     the interval is missing, ``missing`` when the estimate is."""
     if estimate is None or estimate != estimate:
         return missing
-    if low is None or low != low:
-        return number_cell(estimate, fmt)
-    return f"{number_cell(estimate, fmt)} [{number_cell(low, fmt)}, {number_cell(high, fmt)}]"
+    interval = bracket_cell(low, high, fmt)
+    return f"{number_cell(estimate, fmt)} {interval}" if interval else number_cell(estimate, fmt)
+
+
+def correlation_rows(corr: pd.DataFrame, names: dict) -> list[dict]:
+    """:func:`~polyattn.analysis.correlation_table` for people, one row per norm (``names`` maps a
+    column to what a reader calls it): the runs and activations, Spearman's ρ over runs with its
+    bootstrap interval, the interval when whole activations are resampled, and ρ within an
+    activation with its permutation p."""
+    return [{"norm": names.get(r["norm"], r["norm"]),
+             "runs (activations)": f"{int(r['n'])} ({int(r['n_within_groups'])})",
+             "ρ [95% CI]": interval_cell(r["rho"], r["ci_low"], r["ci_high"]),
+             "p": number_cell(r["p"], ".2g"),
+             "CI, activations resampled": bracket_cell(r["cluster_ci_low"], r["cluster_ci_high"]),
+             "ρ within activations [95% CI]": interval_cell(r["within_rho"], r["within_ci_low"], r["within_ci_high"]),
+             "p within (permutation)": number_cell(r["within_p"], ".2g")}
+            for _, r in corr.iterrows()]
 
 
 def verdict_cell(form: str, mde: str = "") -> str:
@@ -231,6 +252,10 @@ def difference_rows(diffs: pd.DataFrame, keys: Sequence[str], heading: str, marg
     ``variant`` by its label as a reader sees it), the seed pairs, the difference with its 95%
     interval under ``heading`` ("not comparable" without pairs), Holm p, TOST p against
     ``margin``, the minimal detectable effect and, when the table has one, the verdict."""
+    twice = sorted({k for k in keys if list(diffs.columns).count(k) > 1})
+    if twice:
+        raise ValueError(f"the differences name the column(s) {twice} more than once, so a cell would hold a whole "
+                         "row; drop or rename the duplicate before making the table")
     return [{**{k: label(r[k]) if k == "variant" else r[k] for k in keys},
              "seed pairs": int(r["n_pairs"]),
              f"{heading} [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"], missing="not comparable"),

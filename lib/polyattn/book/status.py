@@ -226,9 +226,11 @@ def records_markdown(root: Path = REPO_ROOT) -> str:
     the table fits the page's column; under it, what its estimates assume."""
     evidence = stored_evidence(root)
     rows = records_table(root, evidence)
-    header = ["grid", "stored of book runs", "core-hours: stored; to run (est.)", "read by"]
+    header = ["grid", "stored of book runs", "core-hours (to run: estimated)", "read by"]
     table = markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
-                                     f"{r['core-hours stored']}; {r['core-hours to run (est.)']}", r["read by"]]
+                                     f"{r['core-hours stored']} stored" + (f", {r['core-hours to run (est.)']} to run"
+                                                                          if r["core-hours to run (est.)"] else ""),
+                                     r["read by"]]
                                     for r in rows])
     return table + "\n\n" + rates_note(root, evidence[0])
 
