@@ -69,6 +69,27 @@ def test_the_table_names_both_budgets_and_the_summary_counts_the_changes(grids):
     assert rows["sigmoid − softmax"]["500 steps"] == "0 of 0 pairs stored"
     assert budget_summary(pairs) == ("With more training, in 1 of 3 the gap holds; in 1 of 3 it closes to within "
                                      "the margin; in 1 of 3 the longer runs are not stored yet.")
+    assert "chance" not in rows["poly:p=3 − softmax"]
+
+
+def test_the_table_gives_the_chance_level_of_each_comparisons_task(tmp_path, monkeypatch):
+    from polyattn import experiments
+
+    made = []
+    for task, vals in (("retrieval", (0.50, 0.51, 0.50)), ("listops", (0.31, 0.32, 0.30))):
+        for act in ("softmax", "poly:p=3"):
+            for s, a in enumerate(vals):
+                cfg = TrainConfig(experiment="unit_long", activation=act, seed=s, preset="book", dataset=task)
+                made.append(plant(tmp_path, cfg, [{"epoch": 1, "test_acc": a}]))
+    monkeypatch.setitem(experiments.GRIDS, "unit_long", lambda preset, seeds: list(made))
+    claim = RegisteredClaim("unit_long", "u", "t", "05_lra", margin=2.0, comparisons=tuple(
+        Comparison(t, f"x³ − softmax, {t} (longer)", Arm("unit_long", {"activation": "poly:p=3", "dataset": t}),
+                   Arm("unit_long", {"activation": "softmax", "dataset": t}), "equivalent")
+        for t in ("retrieval", "listops", "image")))
+    pairs = budget_pairs(evaluate(claim, root=tmp_path, preset="book"), "unit_long", root=tmp_path)
+    rows = budget_rows(pairs, "short", "long", chance={"retrieval": 50.0, "listops": 15.8})
+    assert [r["chance"] for r in rows] == ["50.0%", "15.8%", ""]     # a task without a level stays blank
+    assert list(rows[0]).index("chance") == list(rows[0]).index("long: means") + 1
 
 
 def test_the_readme_finding_sets_each_longer_lra_comparison_beside_the_book_steps(tmp_path, monkeypatch):

@@ -57,6 +57,15 @@ def test_planted_degradation_with_k_and_capped_match_is_holds():
     assert "$8\\cdot\\mathrm{softmax}$" in m.summary and "sufficiency holds: " in m.summary
 
 
+def test_a_slope_from_two_values_of_k_says_so_and_one_from_four_does_not():
+    conv, inter = records(lambda k: -0.01 * math.log2(k), 0.001)
+    full = I.mechanism_verdict(I.intervention_final(conv, inter), margin=1.0)
+    assert "per doubling of $k$" in full.summary and "alone" not in full.summary
+    only_8 = [r for r in inter if r["config"]["activation"] in ("softmax:k=8", "poly_cap:p=3")]
+    m = I.mechanism_verdict(I.intervention_final(conv, only_8), margin=1.0)
+    assert "per doubling of $k$ (from $k$ = 1 and 8 alone)" in m.summary
+
+
 def test_no_degradation_and_a_worse_capped_cubic_is_not_supported():
     conv, inter = records(lambda k: 0.0, -0.03)
     m = I.mechanism_verdict(I.intervention_final(conv, inter), margin=1.0)

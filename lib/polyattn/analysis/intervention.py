@@ -181,8 +181,10 @@ def mechanism_verdict(final: pd.DataFrame, margin: float, alpha: float = ALPHA, 
         else:
             necessity = "inconclusive"
         texts.append(f"necessity ({necessity}): {slope_txt}; {v.text}")
+        # with k = 1 and one K only, the slope is that one difference over log2 K: say so
+        two_ks = (f" (from $k$ = {' and '.join(f'{k:g}' for k in sl['ks'])} alone)" if len(sl["ks"]) == 2 else "")
         brief.append(f"necessity {necessity}: ${kmax:g}\\cdot\\mathrm{{softmax}}$ against softmax {short(v, 2)}, "
-                     f"{sl['slope']:+.2f} points per doubling of $k${_power(v, necessity)}")
+                     f"{sl['slope']:+.2f} points per doubling of $k${two_ks}{_power(v, necessity)}")
     # sufficiency
     cap = row_of(CAPPED)
     if cap is None or int(cap["n_pairs"]) < min_pairs:

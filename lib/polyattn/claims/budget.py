@@ -94,12 +94,20 @@ def _means(r: ComparisonResult) -> str:
     return f"{r.candidate_mean:.1f}{pct} / {r.baseline_mean:.1f}{pct}"
 
 
-def budget_rows(pairs: list[BudgetPair], shorter: str, longer: str) -> list[dict]:
+def budget_rows(pairs: list[BudgetPair], shorter: str, longer: str,
+                chance: Optional[dict[str, float]] = None) -> list[dict]:
     """One row per comparison for a table: the difference with its 95% interval and the two arms'
     means at the ``shorter`` and the ``longer`` budget (column titles such as "book steps"), the
-    register's result on the longer runs, and :func:`change`."""
+    register's result on the longer runs, and :func:`change`.  With ``chance`` (the task's chance
+    level in the metric's unit, by the arms' ``dataset``), a column gives it beside the means, so
+    that a reader sees an arm that sits at chance even where the claim registered no chance level."""
+    def chance_cell(p: BudgetPair) -> str:
+        level = chance.get(p.longer.comparison.candidate.fields.get("dataset")) if chance else None
+        return "" if level is None else f"{level:.1f}{'%' if p.longer.unit == 'points' else ''}"
+
     return [{"Comparison": p.label, f"{shorter}": _estimate(p.shorter), f"{shorter}: means": _means(p.shorter),
              f"{longer}": _estimate(p.longer), f"{longer}: means": _means(p.longer),
+             **({"chance": chance_cell(p)} if chance is not None else {}),
              "Result (longer)": f"{p.longer.result}{p.longer.qualifier}" if p.longer.n >= 2 else "",
              "The gap": change(p)} for p in pairs]
 
