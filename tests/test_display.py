@@ -37,3 +37,22 @@ def test_typographic_writes_minus_signs_and_powers_of_ten_and_leaves_ranges_and_
         "from 0.045 to 2.6 × 10⁻⁹ and 5.89 × 10³ (CI −0.71 to +0.88), α = 0.05"
     assert typographic("seeds 3-5, $N^{-1/2}$, x-axis") == "seeds 3-5, $N^{-1/2}$, x-axis"
     assert scientific(7.1e-28) == "7.1 × 10⁻²⁸"
+
+
+def test_readable_numbers_leave_words_alone_and_tables_and_glue_use_them(monkeypatch):
+    from IPython.display import Markdown
+
+    from polyattn.book import deliver
+    from polyattn.display import readable_numbers
+
+    assert readable_numbers("alpha 0.05, -0.28 [-0.30, -0.26], 9.9e-06") == "alpha 0.05, −0.28 [−0.30, −0.26], 9.9 × 10⁻⁶"
+    table = deliver.styled([{"Δ [95% CI]": "-0.282 [-0.303, -0.261]", "p": "9.9e-06", "seeds": 3}], "at 1e-05")
+    assert table.data.iloc[0].tolist() == ["−0.282 [−0.303, −0.261]", "9.9 × 10⁻⁶", 3]
+    assert table.caption == "at 1 × 10⁻⁵"
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    deliver.glue("a", "falls to 2.56e-09", display=False)
+    deliver.glue("b", Markdown("a factor 5.8e-08 at $p = 7$"), display=False)
+    deliver.glue("c", 2.56e-09, display=False)
+    assert glued["a"] == "falls to 2.56 × 10⁻⁹" and glued["b"].data == "a factor 5.8 × 10⁻⁸ at $p = 7$"
+    assert glued["c"] == 2.56e-09      # a float stays a float: the page formats it

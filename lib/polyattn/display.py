@@ -101,15 +101,19 @@ def scientific(x: float, digits: int = 2) -> str:
     return typographic(f"{x:.{digits - 1}e}")
 
 
-def typographic(text: str) -> str:
-    """A generated sentence for readers: a minus sign (not a hyphen) before negative numbers,
-    powers of ten written out (2.6 × 10⁻⁹, not 2.6e-09), α for alpha."""
+def readable_numbers(text: str) -> str:
+    """The numbers of a text as a reader reads them: a minus sign (not a hyphen) before negative
+    numbers, powers of ten written out (2.6 × 10⁻⁹, not 2.6e-09); words, ranges and maths stay."""
     def power(m: re.Match) -> str:
         exp = int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
         return f"{m.group(1)} × 10{str(exp).translate(_SUPERSCRIPT)}"
 
-    text = _SCIENTIFIC.sub(power, text)
-    return _MINUS.sub("\u2212", text).replace("alpha ", "α = ")
+    return _MINUS.sub("\u2212", _SCIENTIFIC.sub(power, text))
+
+
+def typographic(text: str) -> str:
+    """A generated sentence for readers: :func:`readable_numbers`, and α for alpha."""
+    return readable_numbers(text).replace("alpha ", "α = ")
 
 
 def breakable(text) -> str:

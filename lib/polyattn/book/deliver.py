@@ -28,10 +28,30 @@ TABLE_STYLE = [{"selector": "th, td", "props": "padding: 0.25em 0.6em; text-alig
 
 
 def styled(rows: list[dict], caption: str = "") -> "pd.io.formats.style.Styler":
-    """A table for people: no index, padding between cells, an optional caption."""
-    frame = pd.DataFrame(rows)
+    """A table for people: no index, padding between cells, an optional caption; the numbers of
+    its text cells and caption as a reader reads them (:func:`~polyattn.display.readable_numbers`)."""
+    from ..display import readable_numbers
+
+    frame = pd.DataFrame([{k: readable_numbers(v) if isinstance(v, str) else v for k, v in row.items()}
+                          for row in rows])
     sty = frame.style.hide(axis="index").set_table_styles(TABLE_STYLE)
-    return sty.set_caption(caption) if caption else sty
+    return sty.set_caption(readable_numbers(caption)) if caption else sty
+
+
+def glue(name: str, value, display: bool = True):
+    """``myst_nb.glue`` with the numbers of a text or Markdown value as a reader reads them
+    (:func:`~polyattn.display.readable_numbers`: 2.6 × 10⁻⁹, not 2.6e-09); other values are glued
+    as they are (a page that formats a glued float, ``{glue:text}`name:.2f```, gets the float)."""
+    from IPython.display import Markdown
+    from myst_nb import glue as myst_glue
+
+    from ..display import readable_numbers
+
+    if isinstance(value, str):
+        value = readable_numbers(value)
+    elif isinstance(value, Markdown):
+        value = Markdown(readable_numbers(value.data))
+    return myst_glue(name, value, display=display)
 
 
 def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
