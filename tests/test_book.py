@@ -584,6 +584,7 @@ _RAW_TEXT = (
                                              r"""|^['"\u2018\u201c][^'"\u2019\u201d]{20,}['"\u2019\u201d]$""")),
     ("an unformatted float", re.compile(r"\b\d\.\d{4,}e[+-]?\d+\b|\b\d+\.\d{7,}\b")),
     ("a number in e-notation", re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[+-]\d+\b")),
+    ("a hyphen for a minus sign", re.compile(r"(?:^|(?<=[\s(\[]))-\d")),
     ("a literal backtick", re.compile(r"`")),
     ("a dollar sign of maths left unrendered", re.compile(r"\$")),
     ("a pandas repr", re.compile(r"\bdtype: |\bName: \w+, dtype|object at 0x[0-9a-f]+|<pandas\.|Styler object")),
@@ -631,7 +632,7 @@ def test_the_reader_view_check_names_what_a_reader_should_not_see():
     for block, what in (("takes 1.45 times at $N=$ 8192", "dollar sign"), ("metric ap Name: 0, dtype: object", "pandas repr"),
                         ("nan", "missing value"), ("NaN", "missing value"), (r"gap $1 - \sqrt{N}$", "TeX"),
                         ("<pandas.io.formats.style.Styler object at 0x7f3a>", "pandas repr"),
-                        ("the search gets within 1.1e-06 of it", "e-notation")):
+                        ("the search gets within 1.1e-06 of it", "e-notation"), ("+0.18 [-0.07, +0.44]", "hyphen")):
         found = _reader_view_problems("p.html", {**clean, "blocks": [block]})
         assert len(found) == 1 and what in found[0], (block, found)
     found = _reader_view_problems("p.html", {**clean, "headers": ["p", "ratio_ci_lo", "relative_to_first_d"]})
