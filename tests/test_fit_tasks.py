@@ -7,7 +7,7 @@ import pytest
 import torch
 from toy_tasks import register_toy_tasks
 
-from polyattn import activations, probes, results
+from polyattn import activations, probes, reproduce, results
 from polyattn.config import TrainConfig
 from polyattn.models.blocks import Encoder
 from polyattn.tasks import get_task
@@ -134,39 +134,22 @@ def test_causal_flag_reaches_the_attention():
     assert torch.all(seen[0].triu(diagonal=1) == 0)
 
 
-def _reproducible_record():
-    """The cheapest committed book record computed on this machine's CPU model (float results of
-    the same program differ between CPU models and instruction sets, so exact reproduction is a
-    same-machine claim)."""
-    here = results.cpu_model()
-    recs = [json.loads(p.read_text()) for p in sorted((REPO / "data" / "results").glob("*/*.json"))]
-    recs = [r for r in recs if r["status"] == "ok" and r["provenance"]["hardware"]["cpu"] == here
-            and r["preset"] == "book" and not r["provenance"]["git_dirty"]]
-    if not recs:
-        pytest.skip(f"no committed book record was computed on this CPU model ({here})")
-    return min(recs, key=lambda r: (r["config"]["train_subset"] or 60000) // r["config"]["batch_size"])
-
-
 def test_a_committed_book_record_is_reproduced():
-    """One epoch of a committed book configuration gives exactly its first-epoch metrics."""
-    rec = _reproducible_record()
-    cfg = TrainConfig.from_dict({**rec["config"], "preset": "smoke"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = fit(cfg, progress=False, epochs_limit=1, resume=False)
-    assert out["partial"] == 1
-    want, got = rec["metrics"][0], out["metrics"][0]
-    keys = ("step", "train_loss", "train_acc", "test_loss", "test_acc", "lr")
-    if rec["provenance"]["hardware"].get("cpu_capability") == torch.backends.cpu.get_cpu_capability():
-        assert {k: got[k] for k in keys} == {k: want[k] for k in keys}
-    else:
-        # one CPU model name can run different instruction sets (AVX2, AVX512) whose float sums
-        # differ in their last digits; a record that does not name its own is held to those digits
-        assert (got["step"], got["lr"]) == (want["step"], want["lr"])
-        for k in ("train_loss", "test_loss"):
-            assert got[k] == pytest.approx(want[k], rel=1e-4), k
-        for k in ("train_acc", "test_acc"):
-            assert got[k] == pytest.approx(want[k], abs=2e-3), k
+    """One epoch of the cheapest committed book record computed on this CPU model gives its
+    first-epoch metrics: exactly when the record also names this instruction set, otherwise within
+    ten times the spread measured between instruction sets on one machine
+    (``data/tolerances/first_epoch.json``, measured by ``python -m polyattn tolerance --measure``
+    on an Intel Xeon with AVX-512: ATen/MKL/oneDNN at default, AVX2 and AVX-512 moved the first
+    epoch's test loss by up to 8.8e-5 relative and its test accuracy by one image in 2,000, so
+    losses are held to 8.8e-4 relative and accuracies to 0.005). Records of another CPU model are
+    not compared: rerun here, an AMD EPYC record's first-epoch test loss moved by 5e-3, which is
+    another order of summation, not an instruction set."""
+    try:
+        _, rec = reproduce.cheapest_record(results.cpu_model())
+    except LookupError as exc:
+        pytest.skip(str(exc))
+    got = reproduce.first_epoch(rec)
+    assert reproduce.mismatches(got, rec) == []
 
 
 def test_records_name_the_instruction_set_of_their_cpu_kernels():

@@ -1,4 +1,4 @@
-"""Command line: ``python -m polyattn train|grid|records|bench|book ...``.
+"""Command line: ``python -m polyattn train|grid|records|tolerance|bench|book ...``.
 
 Errors a user can fix (a bad activation spec, a missing dataset, an inconsistent config)
 are printed as one line with the cause and the fix, without a traceback.
@@ -119,6 +119,23 @@ def cmd_records(args) -> int:
     return 0
 
 
+def cmd_tolerance(args) -> int:
+    from . import reproduce
+
+    if args.measure:
+        measured = reproduce.measure_spread()
+        reproduce.write_spread(measured)
+        print(f"wrote {reproduce.SPREAD_FILE.relative_to(reproduce.REPO_ROOT)}")
+    else:
+        measured = reproduce.stored_spread()
+    tol = reproduce.tolerance(measured)
+    print(f"one epoch of {measured['record']} on {measured['cpu']}, instruction sets {', '.join(measured['runs'])}")
+    for k, v in measured["spread_between_instruction_sets"].items():
+        kind = "relative" if k in reproduce.LOSS_KEYS else "absolute"
+        print(f"  {k}: measured spread {v:.2e} ({kind}), tolerance {tol[k]:.2e} ({reproduce.FACTOR:g} times the largest of its kind)")
+    return 0
+
+
 def main(argv=None) -> int:
     from .data import DatasetMissing
 
@@ -143,6 +160,11 @@ def main(argv=None) -> int:
     r.add_argument("--steps", type=int, default=3, help="--measure: steps timed per round (default 3)")
     r.add_argument("--rounds", type=int, default=5, help="--measure: alternating rounds (default 5)")
     r.set_defaults(func=cmd_records)
+    tol = sub.add_parser("tolerance", help="how far one epoch moves between instruction sets, and the tolerance "
+                                           "that reruns on other machines are held to")
+    tol.add_argument("--measure", action="store_true",
+                     help="measure it on this machine (one epoch per instruction set) and store it")
+    tol.set_defaults(func=cmd_tolerance)
     for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
