@@ -1,7 +1,6 @@
 """``fit`` beyond images: toy tasks with padding masks and L-BFGS, resume, divergence, and the
 reproduction of a committed book record."""
 import json
-import warnings
 
 import pytest
 import torch

@@ -132,7 +132,8 @@ def cmd_tolerance(args) -> int:
     print(f"one epoch of {measured['record']} on {measured['cpu']}, instruction sets {', '.join(measured['runs'])}")
     for k, v in measured["spread_between_instruction_sets"].items():
         kind = "relative" if k in reproduce.LOSS_KEYS else "absolute"
-        print(f"  {k}: measured spread {v:.2e} ({kind}), tolerance {tol[k]:.2e} ({reproduce.FACTOR:g} times the largest of its kind)")
+        print(f"  {k}: measured spread {v:.2e} ({kind}), tolerance {tol[k]:.2e} "
+              f"({reproduce.FACTOR:g} times the largest of its kind)")
     return 0
 
 
