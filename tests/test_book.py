@@ -794,3 +794,15 @@ def test_findings_are_written_only_when_every_chapter_has_executed(tmp_path, cap
     assert "findings not written: 03_other never executed" in capsys.readouterr().out
     book.run(preset="book", html=False, root=root)
     assert "**holds**. one-hot rows attain it" in (root / "README.md").read_text()
+
+
+def test_chapters_execute_over_local_sockets_without_a_transport_warning(tmp_path, capfd):
+    from polyattn.book.execute import execute_chapter
+    from polyattn.book.toc import Entry
+
+    source = tmp_path / "a.ipynb"
+    nbformat.write(_tiny_notebook(nbformat.v4.new_code_cell("import os\nprint(os.getpid() > 0)")), str(source))
+    execute_chapter(Entry("chapters/a", "notebook", source), {"preset": "smoke"}, tmp_path / "out.ipynb", cwd=tmp_path)
+    assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "True\n"
+    assert "without encryption" not in capfd.readouterr().err
+    assert not list(tmp_path.glob("kernel*")), "IPC sockets belong in a private temporary folder"

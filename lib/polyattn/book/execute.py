@@ -32,6 +32,43 @@ def _cell_label(nb, cell_index: int) -> tuple[int, int]:
     return cell_index - shift + 1, code_no
 
 
+_SOCKET_DIR: list[Path] = []
+
+
+def _socket_dir() -> Path:
+    """One private folder per process for the kernels' sockets, removed when the process exits."""
+    if not _SOCKET_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="polyattn-kernels-"))
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+        _SOCKET_DIR.append(path)
+    return _SOCKET_DIR[0]
+
+
+def local_kernel_manager():
+    """A kernel manager whose kernels talk to papermill over IPC sockets in a private temporary
+    folder instead of TCP on the loopback (nothing to eavesdrop on, so the kernel has nothing to
+    warn about)."""
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class LocalKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _default_transport(self):
+            return "ipc"
+
+        @default("ip")
+        def _default_ip(self):
+            return str(_socket_dir() / uuid.uuid4().hex[:12])
+
+    return LocalKernelManager
+
+
 def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_ROOT) -> float:
     """Execute one notebook chapter into ``output``; returns seconds, raises BookError on failure."""
     import nbformat
@@ -50,7 +87,7 @@ def execute_chapter(entry: Entry, params: dict, output: Path, cwd: Path = REPO_R
     try:
         papermill.execute_notebook(str(source), str(output), parameters=params, kernel_name="python3",
                                    progress_bar=False, log_output=False, cwd=str(cwd),
-                                   request_save_on_cell_execute=False)
+                                   request_save_on_cell_execute=False, kernel_manager_class=local_kernel_manager())
     except PapermillExecutionError as exc:
         cell_no, code_no = _cell_label(nbformat.read(str(output), as_version=4), exc.cell_index)
         first = (str(exc.source).strip().splitlines() or [""])[0]
