@@ -2,6 +2,7 @@
 #   make book   set up, execute the chapters (preset book) and build _build/html/index.html
 #   make test   set up (plus the browser), then run every test, including the smoke
 #               execution of every chapter, the site build and the browser check
+# and, for the edit-test loop, `make check`: the fast unit tests alone (no training, no notebook).
 # The set-up lives in one place (`make setup`) and is repeated only when
 # requirements.txt or pyproject.toml change (the stamp file is named by their hash).
 
@@ -21,11 +22,12 @@ export DEBIAN_FRONTEND := noninteractive
 APT := $(shell if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo apt-get; \
          elif command -v sudo >/dev/null && sudo -n true 2>/dev/null && command -v apt-get >/dev/null; then echo "sudo -n apt-get"; fi)
 
-.PHONY: setup book test system-data system-browser system-compiler system-fonts clean help
+.PHONY: setup book test check test-second-isa system-data system-browser system-compiler system-fonts clean help
 
 help:
 	@echo "make book    execute the chapters (PRESET=$(PRESET)) and build _build/html/index.html"
 	@echo "make test    run every test (smoke execution of every chapter, site build, browser check)"
+	@echo "make check   the fast unit tests alone (no training, no notebook execution)"
 	@echo "make setup   create $(VENV) and install requirements.txt and the polyattn package"
 
 $(PY):
@@ -106,6 +108,15 @@ book: setup system-fonts
 test: setup system-fonts system-browser
 	$(PY) -m ruff check lib tests
 	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS) tests
+
+check: setup
+	$(PY) -m ruff check lib tests
+	$(PY) -m pytest -q -m "not slow and not book" $(PYTEST_ARGS) tests
+
+# The tests that compare with committed records, again with PyTorch's plain (non-vector) CPU
+# kernels: a test that only passes on the instruction set the records were made with fails here.
+test-second-isa: setup
+	ATEN_CPU_CAPABILITY=default $(PY) -m pytest -q -m committed $(PYTEST_ARGS) tests
 
 clean:
 	rm -rf _build

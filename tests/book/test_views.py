@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from planted_records import plant
-from test_analysis import make_record, sweep_records, table1_records
+from support.planted_records import plant
+from support.records import make_record, sweep_records, table1_records
 
 from polyattn import analysis as A
 from polyattn.analysis import architectures as arch

@@ -2,7 +2,7 @@
 import math
 
 import pytest
-from planted_records import plant
+from support.planted_records import plant
 
 from polyattn.claims import rule
 from polyattn.claims.evaluate import evaluate
@@ -72,15 +72,11 @@ def _plant(root, activation, seed, acc, status="ok"):
 
 
 @pytest.fixture
-def planted(tmp_path, monkeypatch):
-    from polyattn import experiments
-
+def planted(tmp_path, planted_grid):
     accs = {"softmax": [0.80, 0.81, 0.79, 0.80, 0.82], "poly:p=3": [0.801, 0.808, 0.792, 0.799, 0.821],
             "poly:p=3,c=1": [0.70, 0.72, 0.69, 0.71, 0.70], "poly:p=1": [0.10, 0.11, 0.09, 0.10, 0.10],
             "poly:p=2": [0.105, 0.095, 0.10, 0.11, 0.10]}
-    configs = [_plant(tmp_path, act, s, a) for act, vals in accs.items() for s, a in enumerate(vals)]
-    monkeypatch.setitem(experiments.GRIDS, "unit_claims",
-                        lambda preset, seeds: [c for c in configs if seeds is None or c.seed in seeds])
+    planted_grid("unit_claims", [_plant(tmp_path, act, s, a) for act, vals in accs.items() for s, a in enumerate(vals)])
     return tmp_path
 
 
@@ -125,21 +121,17 @@ def test_a_claim_whose_runs_are_missing_is_inconclusive_at_this_scale(planted):
 # --- per-comparison margins, baselines with nothing to improve on, measurements under ``final`` --------
 
 def _plant_sinks(root, activation, seed, rate):
-    from planted_records import plant as plant_
+    from support.planted_records import plant as plant_
 
     cfg = TrainConfig(experiment="unit_sinks", activation=activation, seed=seed, preset="smoke")
     return plant_(root, cfg, [{"epoch": 1, "test_acc": 0.5}], final={"sinks": {"sink_rate": rate}})
 
 
 @pytest.fixture
-def sinks(tmp_path, monkeypatch):
-    from polyattn import experiments
-
+def sinks(tmp_path, planted_grid):
     rates = {"softmax": [0.5, 0.625, 0.5], "sigmoid": [0.0, 0.25, 0.0], "softpick": [0.0, 0.0, 0.0],
              "poly:p=3": [0.0, 0.0, 0.0]}
-    configs = [_plant_sinks(tmp_path, a, s, r) for a, vals in rates.items() for s, r in enumerate(vals)]
-    monkeypatch.setitem(experiments.GRIDS, "unit_sinks",
-                        lambda preset, seeds: [c for c in configs if seeds is None or c.seed in seeds])
+    planted_grid("unit_sinks", [_plant_sinks(tmp_path, a, s, r) for a, vals in rates.items() for s, r in enumerate(vals)])
     return tmp_path
 
 

@@ -56,6 +56,6 @@ def test_the_chapter_of_a_claim_declares_every_grid_the_claim_reads(cid):
     from polyattn.book.notebooks import declared_results, read_notebook
 
     claim = REGISTER[cid]
-    nb = read_notebook(Path(__file__).resolve().parents[1] / "chapters" / f"{claim.chapter}.md")
+    nb = read_notebook(Path(__file__).resolve().parents[2] / "chapters" / f"{claim.chapter}.md")
     missing = set(claim.grids) - set(declared_results(nb))
     assert not missing, f"{claim.chapter} delivers {cid} but does not declare {sorted(missing)} in its metadata"

@@ -1,7 +1,7 @@
 """What each claim rests on: experiments, data, N, training length, paired seeds and CPU-hours,
 from planted records and from the committed ones."""
 import pytest
-from planted_records import plant
+from support.planted_records import plant
 
 from polyattn.claims import scope
 from polyattn.claims.evaluate import evaluate
@@ -19,16 +19,13 @@ def _plant(root, activation, seed, *, acc=0.8, patch=4, epochs=2, steps_per_epoc
 
 
 @pytest.fixture
-def planted(tmp_path, monkeypatch):
+def planted(tmp_path, monkeypatch, planted_grid):
     """Softmax and x^3/sqrt(N) at 5 seeds (patch 4: N = 50, 2 epochs of 100 steps, 6 minutes each);
     the unscaled cube at 4 seeds, the last diverged (patch 7: N = 17, 3 epochs, 12 minutes each)."""
-    from polyattn import experiments
-
     configs = [_plant(tmp_path, act, s, acc=0.80 + 0.002 * s) for act in ("softmax", "poly:p=3") for s in range(5)]
     configs += [_plant(tmp_path, "poly:p=3,c=1", s, acc=0.70, patch=7, epochs=3, wall=720.0,
                        status="ok" if s < 3 else "diverged") for s in range(4)]
-    monkeypatch.setitem(experiments.GRIDS, "unit_scope",
-                        lambda preset, seeds: [c for c in configs if seeds is None or c.seed in seeds])
+    planted_grid("unit_scope", configs)
     monkeypatch.setitem(scope.GRID_TITLES, "unit_scope", "planted grid")
     return tmp_path
 

@@ -115,6 +115,7 @@ def test_page_records_read_stored_runs_at_book_and_run_the_grid_under_smoke(tmp_
     assert len(calls) == 6
 
 
+@pytest.mark.committed
 def test_every_committed_record_keeps_its_hash():
     """The hash of each committed record, recomputed from its stored config, is its file's name."""
     paths = sorted((REPO / "data" / "results").glob("*/*.json"))

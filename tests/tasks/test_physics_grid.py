@@ -105,6 +105,7 @@ def test_a_smoke_run_of_each_pde_trains_and_keeps_its_field(tmp_path, monkeypatc
             assert len(rec["final"]["prediction"]) == 51 * 51 and len(rec["final"]["attention"]) == 2
 
 
+@pytest.mark.committed
 def test_the_published_speed_runs_are_the_committed_first_book_runs():
     from polyattn.runs import stored
 

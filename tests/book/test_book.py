@@ -727,6 +727,7 @@ def test_findings_are_collected_from_the_glued_verdicts(tmp_path):
         book.replace_findings("no markers here", "new")
 
 
+@pytest.mark.committed
 def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
     verdicts = json.loads((ROOT / book.VERDICTS_FILE).read_text())
     readme = (ROOT / "README.md").read_text()
@@ -736,6 +737,7 @@ def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
     assert all(v["preset"] == "book" for v in verdicts.values())
 
 
+@pytest.mark.committed
 @pytest.mark.slow
 @pytest.mark.book
 def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):

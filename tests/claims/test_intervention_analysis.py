@@ -2,7 +2,7 @@
 import math
 
 import pytest
-from test_analysis import make_record
+from support.records import make_record
 
 from polyattn.analysis import intervention as I
 

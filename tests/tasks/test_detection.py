@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from scene_fixtures import blob_items, fake_fashion_mnist
+from support.scene_fixtures import blob_items, fake_fashion_mnist
 
 from polyattn import probes
 from polyattn.config import TrainConfig

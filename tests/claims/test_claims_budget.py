@@ -1,6 +1,6 @@
 """A claim on a longer grid read beside the same comparisons on a shorter grid."""
 import pytest
-from planted_records import plant
+from support.planted_records import plant
 
 from polyattn.claims.budget import budget_pairs, budget_rows, budget_summary, change, on_grid
 from polyattn.claims.evaluate import evaluate

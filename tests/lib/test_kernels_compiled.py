@@ -8,7 +8,8 @@ built; the fallback and error tests run everywhere.
 
 import pytest
 import torch
-from test_kernels import _inputs, assert_matches_reference
+from support.kernels import assert_matches_reference
+from support.kernels import inputs as _inputs
 
 from polyattn import kernels
 from polyattn.attention import MultiHeadAttention, attention

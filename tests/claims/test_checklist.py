@@ -10,7 +10,7 @@ from polyattn.book.claims import CLAIM_IDS
 from polyattn.claims import checklist
 from polyattn.claims.register import REGISTER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 N_ITEMS = 24  # the critiques of the reference notes' checklist
 

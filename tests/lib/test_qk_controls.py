@@ -1,7 +1,7 @@
 """Q/K-only weight decay and length-aware initialisation (the alternatives to the 1/sqrt(N) scale)."""
 import pytest
 import torch
-from toy_tasks import register_toy_tasks
+from support.toy_tasks import register_toy_tasks
 
 from polyattn import qk_controls
 from polyattn.config import TrainConfig

@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from toy_tasks import register_toy_tasks
+from support.toy_tasks import register_toy_tasks
 
 from polyattn import activations, probes, reproduce, results
 from polyattn.config import TrainConfig
@@ -133,6 +133,7 @@ def test_causal_flag_reaches_the_attention():
     assert torch.all(seen[0].triu(diagonal=1) == 0)
 
 
+@pytest.mark.committed
 def test_a_committed_book_record_is_reproduced():
     """One epoch of the cheapest committed book record computed on this CPU model gives its
     first-epoch metrics: exactly when the record also names this instruction set, otherwise within

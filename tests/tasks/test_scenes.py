@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from scene_fixtures import blob_items, fake_fashion_mnist
+from support.scene_fixtures import blob_items, fake_fashion_mnist
 
 from polyattn.data import DatasetMissing
 from polyattn.data.scenes import SceneSpec, compose_scenes, load_scenes, mask_boxes, resize_item

@@ -12,7 +12,7 @@ from polyattn.config import TrainConfig
 from polyattn.data import load_dataset
 from polyattn.train import Interrupted, checkpoint_path, run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,12 @@
 from pathlib import Path
 
 import pytest
-from planted_records import plant
+from support.planted_records import plant
 
 from polyattn.claims.register import REGISTER
 from polyattn.claims.report import answer_markdown, section_label, section_link
 
-CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 
 
 def test_a_claims_label_is_its_id_with_hyphens():

@@ -1,0 +1,1 @@
+"""Helpers shared by test modules: planted records, toy tasks, synthetic scenes, kernel inputs."""
