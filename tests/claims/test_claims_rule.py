@@ -16,7 +16,9 @@ from polyattn.config import TrainConfig
     (["supports", "uninformative"], ["worse", "worse"], "holds"),
     (["contradicts", "open"], ["equivalent", "equivalent"], "not supported"),
     (["contradicts"], ["worse"], "not supported"),
-    (["supports", "contradicts", "open"], ["equivalent"] * 3, "mixed"),
+    (["supports", "contradicts", "open"], ["equivalent"] * 3, "not supported"),
+    (["supports", "within the margin"], ["worse", "equivalent"], "detectable but within the margin"),
+    (["within the margin", "open"], ["worse", "worse"], "inconclusive at this power"),
     (["supports", "open"], ["equivalent"] * 2, "inconclusive at this power"),
     (["open", "open"], ["worse"] * 2, "inconclusive at this power"),
     (["uninformative", "uninformative"], ["equivalent"] * 2, "inconclusive at this scale"),
@@ -29,19 +31,60 @@ def test_a_claim_without_enough_runs_is_inconclusive_at_this_scale():
     assert rule.claim_form(["open"], ["worse"], enough_runs=False) == "inconclusive at this scale"
 
 
+def test_one_contradicting_part_fails_an_all_of_claim_and_one_supporting_part_carries_an_any_of_claim():
+    assert rule.claim_form(["supports", "contradicts"], ["equivalent"] * 2, logic="all") == "not supported"
+    assert rule.claim_form(["supports", "contradicts"], ["worse"] * 2, logic="any") == "holds"
+    assert rule.claim_form(["contradicts", "contradicts"], ["worse"] * 2, logic="any") == "not supported"
+    assert rule.claim_form(["contradicts", "open"], ["worse"] * 2, logic="any") == "inconclusive at this power"
+
+
+def test_a_failed_check_makes_a_claim_not_testable_never_not_supported():
+    assert rule.claim_form(["open"], ["equivalent"], checks=["contradicts"]) == "not testable as designed"
+    assert rule.claim_form(["supports"], ["equivalent"], checks=["supports", "open"]) == \
+        "equivalent within the margin"
+
+
+_STATS = dict(ci_low=-4.0, ci_high=-2.0, margin=1.0)
+
+
 @pytest.mark.parametrize("kw,result", [
     (dict(n=5, mean=-0.2, holm_p=0.5, equivalent=True), "equivalent"),
     (dict(n=5, mean=-3.0, holm_p=0.01, equivalent=False), "worse"),
-    (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False), "better"),
-    (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False, higher_is_better=False), "worse"),
+    (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False, ci_low=2.0, ci_high=4.0), "better"),
+    (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False, ci_low=2.0, ci_high=4.0, higher_is_better=False), "worse"),
+    (dict(n=5, mean=-0.93, holm_p=0.04, equivalent=False, ci_low=-1.63, ci_high=-0.23), "worse, within the margin"),
     (dict(n=5, mean=-3.0, holm_p=0.2, equivalent=False), "inconclusive"),
     (dict(n=1, mean=-3.0, holm_p=math.nan, equivalent=False), "inconclusive"),
-    (dict(n=5, mean=0.1, holm_p=0.9, equivalent=True, candidate_at_chance=True, baseline_at_chance=True),
+    (dict(n=5, mean=0.1, holm_p=0.9, equivalent=True, candidate_learned=False, baseline_learned=False),
      "uninformative"),
-    (dict(n=5, mean=-40.0, holm_p=0.001, equivalent=False, candidate_at_chance=True), "did not learn"),
+    (dict(n=5, mean=-40.0, holm_p=0.001, equivalent=False, candidate_learned=False), "did not learn"),
+    (dict(n=3, mean=27.8, holm_p=0.4, equivalent=False, split=True), "split"),
 ])
 def test_a_comparisons_result_comes_from_its_statistics(kw, result):
-    assert rule.comparison_result(alpha=0.05, **kw) == result
+    assert rule.comparison_result(alpha=0.05, **{**_STATS, **kw}) == result
+
+
+def test_a_directional_claim_holds_only_beyond_its_margin():
+    assert rule.outcome("worse", "worse") == "supports"
+    assert rule.outcome("worse, within the margin", "worse") == "within the margin"
+    assert rule.outcome("worse, within the margin", "equivalent") == "open"
+    assert rule.outcome("better, within the margin", "worse") == "contradicts"
+
+
+def test_chance_is_judged_per_seed_and_one_sided():
+    # x^7 at 9.6%, 9.6% and 53.7%: its mean (24.3%) is far from chance, yet two of three seeds did not learn
+    assert rule.arm_learned([9.6, 9.6, 53.7], chance=10.0, band=2.0) is False
+    assert rule.arm_learned([80.0, 81.0, 9.0], chance=10.0, band=2.0) is True
+    # far *worse* than chance did not learn either (bits/char above the unigram model)
+    assert not rule.learned(6.0, chance=4.36, band=0.5, higher_is_better=False)
+    assert rule.learned(2.0, chance=4.36, band=0.5, higher_is_better=False)
+    assert rule.arm_learned([9.0, 80.0], chance=10.0, band=2.0) is None
+
+
+def test_exact_intervals_for_counts_of_seeds():
+    lo, hi = rule.exact_interval(2, 3)
+    assert lo == pytest.approx(0.0943, abs=1e-3) and hi == pytest.approx(0.9916, abs=1e-3)
+    assert rule.exact_interval(0, 3)[0] == 0.0 and rule.exact_interval(3, 3)[1] == 1.0
 
 
 def test_equivalent_and_significant_reads_equivalent_and_slightly_worse():
@@ -100,9 +143,10 @@ def test_planted_records_give_equivalent_worse_and_uninformative(planted):
     assert by["worse"].result == "worse" and by["worse"].mean == pytest.approx(-10.0, abs=0.5)
     assert by["chance"].result == "uninformative" and by["chance"].outcome == "uninformative"
     assert by["nolearn"].result == "did not learn" and by["nolearn"].outcome == "contradicts"
-    assert v.form == "mixed"
-    # Holm within the claim's own four comparisons
-    assert all(r.holm_p >= r.t_p for r in v.comparisons if math.isfinite(r.t_p))
+    assert v.form == "not supported"
+    # Holm within the claim's informative primary comparisons: the uninformative one is left out
+    assert all(r.holm_p >= r.t_p for r in v.comparisons if math.isfinite(r.holm_p))
+    assert math.isnan(by["chance"].holm_p)
 
 
 def test_without_the_chance_guard_two_arms_at_chance_would_be_judged(planted):
@@ -171,3 +215,96 @@ def test_a_comparison_refuses_a_non_positive_margin():
     arm = Arm("vit_table1", {"activation": "softmax"})
     with pytest.raises(ValueError, match="margin must be positive"):
         Comparison("x", "x", arm, arm, "equivalent", margin=0.0)
+
+
+# --- roles, citing, the Holm family, pooled cells and interim rows, on planted records --------------
+
+def _claim_with(*comparisons, chance=None, **kw):
+    return RegisteredClaim("unit", "unit claim", "test", "04_vit", comparisons=tuple(comparisons), margin=1.0,
+                           chance=chance, chance_band=2.0, **kw)
+
+
+def _role(cid, cand, base, expect, role):
+    return Comparison(cid, cid, Arm("unit_claims", {"activation": cand}), Arm("unit_claims", {"activation": base}),
+                      expect, role=role)
+
+
+def test_a_control_that_moves_makes_the_claim_not_testable_and_never_decides_it(planted):
+    # the primary (x^3/sqrt(N) against softmax) is equivalent; the control (unscaled cube matches softmax) fails
+    claim = _claim_with(_role("eq", "poly:p=3", "softmax", "equivalent", "primary"),
+                        _role("control", "poly:p=3,c=1", "softmax", "equivalent", "check"))
+    v = evaluate(claim, root=planted, preset="smoke")
+    assert v.form == "not testable as designed"
+    claim = _claim_with(_role("eq", "poly:p=3", "softmax", "equivalent", "primary"),
+                        _role("other", "poly:p=3,c=1", "softmax", "equivalent", "description"))
+    v = evaluate(claim, root=planted, preset="smoke")
+    assert v.form == "equivalent within the margin"
+    assert {r.comparison.id: r.result for r in v.comparisons}["other"] == "worse"
+
+
+def test_a_claim_needs_a_primary_comparison():
+    with pytest.raises(ValueError, match="no primary comparison"):
+        _claim_with(_role("c", "poly:p=3", "softmax", "equivalent", "check"))
+
+
+def test_uninformative_comparisons_stay_out_of_the_holm_family(planted):
+    alone = evaluate(_claim_with(_cmp("worse", "poly:p=3,c=1", "softmax", "worse")), root=planted, preset="smoke")
+    with_chance = evaluate(_claim_with(_cmp("worse", "poly:p=3,c=1", "softmax", "worse"),
+                                       _cmp("chance", "poly:p=1", "poly:p=2", "equivalent"), chance=10.0),
+                           root=planted, preset="smoke")
+    assert with_chance.comparisons[0].holm_p == pytest.approx(alone.comparisons[0].holm_p)
+
+
+def test_a_cited_comparison_keeps_the_result_of_the_claim_that_owns_it(planted, monkeypatch):
+    from polyattn.claims import register
+
+    owner = _claim_with(_cmp("worse", "poly:p=3,c=1", "softmax", "worse"), _cmp("eq", "poly:p=3", "softmax", "equivalent"))
+    owner = RegisteredClaim("unit_owner", **{k: getattr(owner, k) for k in ("statement", "source", "chapter",
+                                                                            "comparisons", "margin")})
+    monkeypatch.setitem(register.REGISTER, "unit_owner", owner)
+    cite = Comparison("worse_cited", "cited", Arm("unit_claims", {"activation": "poly:p=3,c=1"}),
+                      Arm("unit_claims", {"activation": "softmax"}), "equivalent", cited_from="unit_owner:worse")
+    v = evaluate(_claim_with(cite), root=planted, preset="smoke")
+    owned = evaluate(owner, root=planted, preset="smoke").comparisons[0]
+    assert v.comparisons[0].holm_p == owned.holm_p and v.comparisons[0].result == owned.result == "worse"
+    assert v.comparisons[0].outcome == "contradicts"   # judged against this claim's expectation
+    bad = Comparison("x", "x", cite.candidate, cite.baseline, "equivalent", cited_from="unit_owner:nope")
+    with pytest.raises(ValueError, match="has no comparison 'nope'"):
+        evaluate(_claim_with(bad), root=planted, preset="smoke")
+
+
+def test_pooled_cells_of_opposite_sign_give_no_pooled_number(tmp_path, planted_grid):
+    configs = []
+    for s in range(4):
+        for model, delta in (("micro", +5.0), ("mini", -5.0)):
+            base = 0.80 + 0.001 * s
+            for act, acc in (("softmax", base), ("poly:p=3", base + delta / 100 + 0.002 * (s % 2))):
+                cfg = TrainConfig(experiment="unit_pool", activation=act, seed=s, preset="smoke", model=model)
+                configs.append(plant(tmp_path, cfg, [{"epoch": 1, "test_acc": acc}]))
+    planted_grid("unit_pool", configs)
+    comp = Comparison("pooled", "pooled", Arm("unit_pool", {"activation": "poly:p=3"}),
+                      Arm("unit_pool", {"activation": "softmax"}), "equivalent", pool_over=("model",))
+    r = evaluate(_claim_with(comp), root=tmp_path, preset="smoke").comparisons[0]
+    assert r.cells_disagree and r.result == "inconclusive"
+    assert sorted(round(m) for m, *_ in r.cell_estimates.values()) == [-5, 5]
+    from polyattn.claims.report import summary
+
+    assert "opposite directions" in summary(evaluate(_claim_with(comp), root=tmp_path, preset="smoke"))
+
+
+def test_a_row_with_fewer_pairs_than_planned_says_so(planted, planted_grid):
+    from polyattn.claims.report import answer_rows, summary
+
+    v = evaluate(_claim_with(_cmp("eq", "poly:p=3", "softmax", "equivalent")), root=planted, preset="smoke")
+    # a sixth seed planned in both arms and not run yet: 5 of 6 pairs
+    extra = [TrainConfig(experiment="unit_claims", activation=a, seed=5, preset="smoke") for a in ("poly:p=3", "softmax")]
+    from polyattn import experiments
+
+    configs = experiments.GRIDS["unit_claims"]("smoke", None) + extra
+    planted_grid("unit_claims", configs)
+    v = evaluate(_claim_with(_cmp("eq", "poly:p=3", "softmax", "equivalent")), root=planted, preset="smoke")
+    assert "5 of 6 planned pairs" in summary(v)
+    from polyattn.claims import register
+
+    rows = answer_rows({"unit": v}, ids=["unit"])
+    assert rows[0]["interim"] and register is not None

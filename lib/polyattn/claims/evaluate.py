@@ -144,10 +144,51 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
     chance = comp.chance if comp.chance is not None else chance
     band = comp.chance_band if comp.chance_band is not None else band
     res.margin = margin
-    res._at_chance = (_at_chance(c_vals, chance, band), _at_chance(b_vals, chance, band))
-    if _at_chance(b_vals, comp.baseline_null, band):
-        res._at_chance = (True, True)  # nothing to improve on: counted as uninformative, never judged
+    res.df = n - (len(set(cells)) or 1)
+    res.sd = _residual_sd(d, cells)
+    res.metric_range = 100.0 if spec.get("unit") == "%" and comp.transform == "identity" else math.inf
+    hib = res.higher_is_better
+    res.candidate_learned = rule.arm_learned(c_vals, chance, band, hib)
+    res.baseline_learned = rule.arm_learned(b_vals, chance, band, hib)
+    res.learned_counts = (int(sum(rule.learned(v, chance, band, hib) for v in c_vals)),
+                          int(sum(rule.learned(v, chance, band, hib) for v in b_vals)), n) if chance is not None else None
+    res.split = chance is not None and any(0 < k < n for k in res.learned_counts[:2]) if n else False
+    if comp.baseline_null is not None and len(b_vals) and abs(float(np.mean(b_vals)) - comp.baseline_null) <= band:
+        res.candidate_learned = res.baseline_learned = False  # nothing to improve on: never judged
+        res.split = False
+    res.cell_estimates = _cell_estimates(d, cells, margin) if comp.pool_over else None
+    res.cells_disagree = _disagree(res.cell_estimates) if comp.pool_over else False
     return res
+
+
+def _residual_sd(d: np.ndarray, cells: list) -> float:
+    """The spread of the differences after removing each cell's mean (NaN without a degree of freedom)."""
+    df = len(d) - (len(set(cells)) or 1)
+    if df < 1:
+        return math.nan
+    resid = d.astype(float).copy()
+    for cell in set(cells):
+        idx = [i for i, c in enumerate(cells) if c == cell]
+        resid[idx] = d[idx] - d[idx].mean()
+    return float(math.sqrt((resid ** 2).sum() / df))
+
+
+def _cell_estimates(d: np.ndarray, cells: list, margin: float) -> dict:
+    """Each cell's (mean, 95% low, high, pairs) of a pooled comparison."""
+    out = {}
+    for cell in dict.fromkeys(cells):
+        idx = [i for i, c in enumerate(cells) if c == cell]
+        est = paired_summary(d[idx], [cell] * len(idx), margin)
+        out[cell] = (est[0], est[1], est[2], len(idx))
+    return out
+
+
+def _disagree(cells: dict) -> bool:
+    """Two cells differ in sign beyond their 95% intervals (one interval above zero, another below):
+    then no pooled number stands for them."""
+    above = [c for c, (_, lo, _, _) in cells.items() if math.isfinite(lo) and lo > 0]
+    below = [c for c, (_, _, hi, _) in cells.items() if math.isfinite(hi) and hi < 0]
+    return bool(above and below)
 
 
 def paired_summary(d: np.ndarray, cells: list, margin: float, alpha: float = 0.05) -> tuple:
@@ -161,15 +202,10 @@ def paired_summary(d: np.ndarray, cells: list, margin: float, alpha: float = 0.0
     if n == 0:
         return nan, nan, nan, nan, nan, nan, nan, False, nan
     mean = float(np.mean(d))
-    k = len(set(cells)) or 1
-    df = n - k
+    df = n - (len(set(cells)) or 1)
     if df < 1:
         return mean, nan, nan, nan, nan, nan, nan, False, nan
-    resid = d.copy()
-    for cell in set(cells):
-        idx = [i for i, c in enumerate(cells) if c == cell]
-        resid[idx] = d[idx] - d[idx].mean()
-    sd = float(math.sqrt((resid ** 2).sum() / df))
+    sd = _residual_sd(d, cells)
     se = sd / math.sqrt(n)
     half95 = float(stats.t.ppf(0.975, df) * se)
     half90 = float(stats.t.ppf(1 - alpha, df) * se)
@@ -180,10 +216,6 @@ def paired_summary(d: np.ndarray, cells: list, margin: float, alpha: float = 0.0
         t_p, tost_p = (0.0 if mean != 0 else 1.0), (0.0 if abs(mean) < margin else 1.0)
     mde = minimal_detectable_effect(sd, n, df=df)
     return mean, mean - half95, mean + half95, mean - half90, mean + half90, t_p, tost_p, bool(tost_p < alpha), mde
-
-
-def _at_chance(values: np.ndarray, chance: Optional[float], band: float) -> bool:
-    return chance is not None and len(values) > 0 and bool(abs(float(np.mean(values)) - chance) <= band)
 
 
 @dataclass
@@ -203,51 +235,63 @@ class ClaimVerdict:
         return sum(c.n for c in self.comparisons), sum(c.planned for c in self.comparisons)
 
 
-def _family(claim: RegisteredClaim) -> list[Comparison]:
-    if claim.family is None:
-        return list(claim.comparisons)
-    return list(_claim(claim.family).comparisons)
-
-
 def evaluate(claim_or_id, root: Optional[Path] = None, preset: str = "book") -> ClaimVerdict:
-    """The claim's comparisons, their outcomes, and its form, from the stored records."""
+    """The claim's comparisons, their outcomes, and its form, from the stored records.
+
+    Holm runs over the claim's own informative primary comparisons; checks are judged at alpha
+    alone; a cited comparison keeps the result it has in the claim that owns it."""
     claim = _claim(claim_or_id) if isinstance(claim_or_id, str) else claim_or_id
-    results = [compare(c, claim.margin, root, preset, claim.chance, claim.chance_band) for c in claim.comparisons]
-    family = _family(claim)
-    if claim.family is None:
-        pvals = [r.t_p for r in results]
-    else:
-        fam = {c.id: compare(c, claim.margin, root, preset) for c in family}
-        pvals = [r.t_p for r in fam.values()]
-    adjusted = holm(pvals) if pvals else []
-    if claim.family is None:
-        holm_of = {r.comparison.id: p for r, p in zip(results, adjusted)}
-    else:
-        holm_of = dict(zip(fam, adjusted))
-    for r in results:
-        r.holm_p = float(holm_of.get(r.comparison.id, math.nan))
-        at_c, at_b = r._at_chance
-        r.result = rule.comparison_result(n=r.n, mean=r.mean, holm_p=r.holm_p, equivalent=r.equivalent,
-                                          alpha=claim.alpha, candidate_at_chance=at_c, baseline_at_chance=at_b,
-                                          higher_is_better=r.higher_is_better)
+    results = []
+    for c in claim.comparisons:
+        if c.cited_from is not None:
+            owner_id, cited_id = c.cited_from.split(":")
+            owner = evaluate(owner_id, root, preset)
+            cited = next((r for r in owner.comparisons if r.comparison.id == cited_id), None)
+            if cited is None:
+                raise ValueError(f"claim {claim.id!r} cites {c.cited_from!r}: {owner_id!r} has no comparison "
+                                 f"{cited_id!r}")
+            copy = dataclasses.replace(cited, comparison=c)
+            copy.__dict__.update({k: v for k, v in cited.__dict__.items() if k not in copy.__dict__})
+            copy.outcome = rule.outcome(copy.result, c.expect)
+            results.append(copy)
+            continue
+        results.append(compare(c, claim.margin, root, preset, claim.chance, claim.chance_band))
+    own = [r for r in results if r.comparison.cited_from is None]
+    judged = [r for r in own if r.comparison.role == "primary" and r.n >= 2 and math.isfinite(r.t_p)
+              and not (r.candidate_learned is False and r.baseline_learned is False)]
+    adjusted = dict(zip((r.comparison.id for r in judged), holm([r.t_p for r in judged]))) if judged else {}
+    m = max(1, len(judged))
+    for r in own:
+        r.holm_p = float(adjusted.get(r.comparison.id, r.t_p if r.comparison.role != "primary" else math.nan))
+        r.result = rule.comparison_result(
+            n=r.n, mean=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, holm_p=r.holm_p, equivalent=r.equivalent,
+            alpha=claim.alpha, margin=r.margin, candidate_learned=r.candidate_learned,
+            baseline_learned=r.baseline_learned, split=r.split, higher_is_better=r.higher_is_better)
+        if r.cells_disagree and r.result not in ("uninformative", "did not learn"):
+            r.result = "inconclusive"  # cells differ in sign beyond their intervals: no pooled number
         r.qualifier = rule.qualifier(r.result, mean=r.mean, holm_p=r.holm_p, alpha=claim.alpha,
                                      higher_is_better=r.higher_is_better)
         r.outcome = rule.outcome(r.result, r.comparison.expect)
-    tiers = list(dict.fromkeys(c.tier for c in claim.comparisons))
+        # what these seeds detect at the claim's Holm-adjusted level, never beyond the metric's range
+        if r.comparison.role == "primary" and r.n >= 2:
+            r.mde = min(float(minimal_detectable_effect(r.sd, r.n, alpha=claim.alpha / m, df=r.df)), r.metric_range)
+    primary = [r for r in results if r.comparison.role == "primary"]
+    checks = [r for r in results if r.comparison.role == "check"]
+    tiers = list(dict.fromkeys(r.comparison.tier for r in primary))
     tier_forms = {}
     for t in tiers:
-        sub = [r for r in results if r.comparison.tier == t]
+        sub = [r for r in primary if r.comparison.tier == t]
         tier_forms[t] = rule.claim_form([r.outcome for r in sub], [r.comparison.expect for r in sub],
-                                        enough_runs=any(r.n >= 2 for r in sub))
-    decide = [r for r in results if claim.deciding_tier is None or r.comparison.tier == claim.deciding_tier]
+                                        enough_runs=any(r.n >= 2 for r in sub), logic=claim.logic)
+    decide = [r for r in primary if claim.deciding_tier is None or r.comparison.tier == claim.deciding_tier]
     if claim.deciding_tier is not None and not any(r.n >= 2 for r in decide):
-        decide = results  # the deciding tier has no runs yet: every tier counts
+        decide = primary  # the deciding tier has no runs yet: every tier counts, and the row says so
     form = rule.claim_form([r.outcome for r in decide], [r.comparison.expect for r in decide],
-                           enough_runs=any(r.n >= 2 for r in decide))
+                           enough_runs=any(r.n >= 2 for r in decide), logic=claim.logic,
+                           checks=[r.outcome for r in checks])
     mde = rule.detectable(r.mde for r in decide if r.outcome == "open")
     return ClaimVerdict(claim, results, form, tier_forms, mde)
 
 
 def evaluate_all(root: Optional[Path] = None, preset: str = "book") -> dict[str, ClaimVerdict]:
     return {cid: evaluate(c, root, preset) for cid, c in REGISTER.items()}
-

@@ -95,18 +95,24 @@ def estimate_cell(r: ComparisonResult) -> str:
 
 
 def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
-    """The comparison that carries a claim's verdict: a contradicting one for a claim that is
-    not supported or mixed, else the first of the deciding tier that has runs."""
+    """The comparison that carries a claim's verdict: a failed check for a claim not testable as
+    designed, a contradicting primary for one not supported, else the first primary of the
+    deciding tier that has runs."""
     has = [r for r in v.comparisons if r.n >= 2]
     if not has:
         return None
-    if v.form in ("not supported", "mixed"):
-        con = [r for r in has if r.outcome == "contradicts"]
+    if v.form == "not testable as designed":
+        failed = [r for r in has if r.comparison.role == "check" and r.outcome == "contradicts"]
+        if failed:
+            return failed[0]
+    primary = [r for r in has if r.comparison.role == "primary"]
+    if v.form == "not supported":
+        con = [r for r in primary if r.outcome == "contradicts"]
         if con:
             return con[0]
     tier = v.claim.deciding_tier
-    first = [r for r in has if tier is None or r.comparison.tier == tier]
-    return (first or has)[0]
+    first = [r for r in primary if tier is None or r.comparison.tier == tier]
+    return (first or primary or has)[0]
 
 
 def sentence(v: ClaimVerdict) -> str:
@@ -114,33 +120,64 @@ def sentence(v: ClaimVerdict) -> str:
     return f"**{v.form}**. {summary(v)}"
 
 
+def _counts(r: ComparisonResult) -> str:
+    """"2 of 3 seeds learned the task against 3 of 3": a split comparison's counts with exact intervals."""
+    from .rule import exact_interval
+
+    kc, kb, n = r.learned_counts
+    lo, hi = exact_interval(kc, n)
+    return (f"{kc} of {n} seeds of the candidate learned the task (95% exact interval {lo:.0%} to {hi:.0%}) "
+            f"against {kb} of {n} of the baseline")
+
+
+def _comparison_text(r: ComparisonResult) -> str:
+    res = r.result + r.qualifier
+    if r.result == "split":
+        return f"{r.comparison.label}: {_counts(r)}, split"
+    word = "Holm p" if r.comparison.role == "primary" else "p"
+    extra = f", {word} {p_relation(r.holm_p)}" if r.result.startswith(("worse", "better")) or r.qualifier else ""
+    if r.result == "equivalent":
+        extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
+    interim = f"{r.n} of {r.planned} planned pairs" if r.n < r.planned else f"{r.n} pairs"
+    text = f"{r.comparison.label}: {estimate_cell(r)} ({interim}{extra}), {res}"
+    cells = getattr(r, "cell_estimates", None)
+    if cells and len(cells) > 1:
+        means = [m for m, *_ in cells.values()]
+        text += (f"; its cells run from {fixed(min(means), _decimals(r), True)} to {fixed(max(means), _decimals(r), True)}"
+                 + (", in opposite directions beyond their intervals, so no pooled number stands for them"
+                    if r.cells_disagree else ""))
+    if r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None and math.isfinite(r.mde):
+        text += f"; these seeds detect about ±{number(r.mde)}"
+    return text
+
+
 def summary(v: ClaimVerdict) -> str:
-    """Each comparison with runs, what is missing, the detectable effect when inconclusive, the
-    margin and scale, and any note on when the margin was fixed (the sentence without its form)."""
-    parts = []
-    for r in v.comparisons:
-        if r.n < 2:
-            continue
-        res = r.result + r.qualifier
-        extra = f", Holm p {p_relation(r.holm_p)}" if r.result in ("worse", "better") or r.qualifier else ""
-        if r.result == "equivalent":
-            extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
-        parts.append(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs{extra}), {res}")
-    stored, planned = v.runs_stored
-    text = "; ".join(parts) if parts else "No comparison has two paired runs yet"
+    """The primary comparisons with runs (what is missing, the detectable effect of each open one at
+    the claim's Holm level), the checks, the margin and scale, and any note on when the margin,
+    the rule or the chance level was fixed (the sentence without its form)."""
+    primary = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "primary"]
+    checks = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "check"]
+    text = "; ".join(_comparison_text(r) for r in primary) if primary else "No primary comparison has two paired runs yet"
+    if checks:
+        text += ". Checks of the design: " + "; ".join(
+            _comparison_text(r) + (" (failed)" if r.outcome == "contradicts" else "") for r in checks)
+    stored = sum(r.n for r in v.comparisons if r.comparison.role == "primary")
+    planned = sum(r.planned for r in v.comparisons if r.comparison.role == "primary")
     if stored < planned:
-        text += f" ({stored} of {planned} planned pairs stored)"
-    if v.form == "inconclusive at this power" and v.detectable:
-        text += f"; these seeds detect about ±{number(v.detectable)}"
+        text += f" (interim: {stored} of {planned} planned pairs stored)"
     text += f". Margin ±{v.claim.margin:.3g}"
     own = [c for c in v.claim.comparisons if c.margin is not None and c.margin != v.claim.margin]
     if own:
         text += " (" + "; ".join(f"{c.label}: ±{c.margin:.3g}" for c in own) + ")"
+    if v.claim.deciding_tier:
+        text += f"; the {v.claim.deciding_tier} tier decides, the others are description"
     if v.claim.scale:
         text += f"; {v.claim.scale}"
     text += "."
     if v.claim.registered_after:
         text += f" *Registered late: {v.claim.registered_after}.*"
+    if v.claim.chance_registered_after:
+        text += f" *Chance level registered late: {v.claim.chance_registered_after}.*"
     return text
 
 
@@ -148,7 +185,7 @@ def comparison_rows(v: ClaimVerdict) -> list[dict]:
     """One row per comparison, with readable column names, for a chapter's table."""
     rows = []
     for r in v.comparisons:
-        rows.append({"Comparison": r.comparison.label, "Expects": r.comparison.expect,
+        rows.append({"Comparison": r.comparison.label, "Role": r.comparison.role, "Expects": r.comparison.expect,
                      "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": estimate_cell(r),
                      "90% CI": interval(r, 90) if r.n >= 2 else "", "Holm p": p_value(r.holm_p),
                      "TOST p": p_value(r.tost_p), "Result": r.result + r.qualifier, "Outcome": r.outcome})
@@ -168,7 +205,8 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         chapter = v.claim.chapter
         rows.append({"id": cid, "claim": v.claim.statement, "verdict": v.form,
                      "key number": f"{key.comparison.label}: {estimate_cell(key)}",
-                     "chapter": chapter, "late": bool(v.claim.registered_after)})
+                     "chapter": chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after),
+                     "interim": key.n < key.planned})
     return rows
 
 
@@ -193,7 +231,8 @@ def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEAD
         number_ = row["chapter"].split("_", 1)[0]
         where = section_link(row["id"], number_) if links else f"chapter {number_}"
         mark = "†" if row["late"] else ""
-        lines.append(f"| {row['claim']} | **{row['verdict']}**{mark} | {row['key number']} | {where} |")
+        interim = " (interim)" if row["interim"] else ""
+        lines.append(f"| {row['claim']} | **{row['verdict']}**{mark}{interim} | {row['key number']} | {where} |")
     return "\n".join(lines).replace("\u2212", "−")
 
 
@@ -212,8 +251,9 @@ def polynomial_vs_softmax(verdicts: dict[str, ClaimVerdict]) -> list[tuple[Claim
     return out
 
 
-RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "did not learn": "#d95f02", "better": "#7570b3",
-                  "inconclusive": "#7f7f7f", "uninformative": "#bdbdbd"}
+RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, within the margin": "#fdae61",
+                  "did not learn": "#a6761d", "better": "#7570b3", "better, within the margin": "#b2abd2",
+                  "split": "#e7298a", "inconclusive": "#7f7f7f", "uninformative": "#bdbdbd"}
 
 
 def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):

@@ -1,76 +1,125 @@
-"""The one rule that turns comparisons into a claim's verdict, used by every chapter.
+"""The one rule that turns comparisons into a claim's verdict.
+
+A claim names its **primary** comparisons (those its statement is about) and may name **checks**
+(controls and conditions that must hold for the design to test the claim at all) and
+**descriptions** (tiers not designed to decide it, neighbouring questions). Checks are validity
+checks, never evidence for or against the claim; descriptions are shown and never judged.
 
 Each comparison first gets a *result* from its statistics alone (same-seed differences
 ``candidate - baseline`` in the metric's display unit, a margin fixed before the runs):
 
 ``uninformative``
-    both arms sit within the chance band (neither learned the task): counted, never judged;
+    neither arm learned the task (most of each arm's seeds no better than chance), or the
+    baseline sits where there is nothing to improve on: counted, never judged;
 ``did not learn``
-    the candidate sits at chance while the baseline learned: read as worse;
+    most of the candidate's seeds are no better than chance while the baseline's learned: read
+    as worse;
+``split``
+    in one arm some seeds learned and some did not (a bimodal outcome): compared as counts of
+    seeds that learned, with exact intervals, not as a mean difference; it decides nothing;
 ``equivalent``
-    the 90% interval lies inside ±margin (two one-sided tests at alpha = 0.05); when the Holm
-    corrected paired test also finds a difference, the result says "equivalent, and slightly
-    worse" (or better);
+    the 90% interval lies inside ±margin (two one-sided tests at alpha = 0.05);
 ``worse`` / ``better``
-    the Holm-corrected paired t-test (within the claim's family) rejects no difference;
+    the Holm-corrected paired t-test rejects no difference *and* the 95% interval lies beyond
+    the margin: a difference larger than the claim's margin;
+``worse, within the margin`` / ``better, within the margin``
+    a detectable difference (Holm) whose 95% interval reaches inside the margin;
 ``inconclusive``
     neither: the detectable effect at 80% power says what these seeds could have found.
 
 The result then *supports*, *contradicts* or *leaves open* what the claim expects of that
-comparison (``equivalent``, ``worse`` or ``better``), and the claim's form follows from those
-outcomes by one rule:
+comparison (``equivalent``, ``worse`` or ``better``), and the claim's form follows from the
+outcomes of its primary comparisons in the tier that decides, combined by the claim's logic:
 
-* **holds** (**equivalent within the margin** when every expectation is equivalence): every
-  informative comparison supports the claim;
-* **not supported**: at least one contradicts it and none supports it;
-* **mixed**: at least one supports it and at least one contradicts it;
-* **inconclusive at this power**: otherwise (some left open, none contradicting), stated with
-  the largest detectable effect among the open comparisons;
-* **inconclusive at this scale**: no comparison is informative (every arm at chance) or none
-  has the two seeds a paired test needs.
+* **not testable as designed**: a check is contradicted (a control moved, a condition failed);
+* all-of (every part must hold): **holds** (**equivalent within the margin** when every
+  expectation is equivalence) when every informative primary supports it; **not supported**
+  when one contradicts it; **detectable but within the margin** when every part that does not
+  support it found a difference inside the margin; otherwise **inconclusive at this power**;
+* any-of: **holds** when one primary supports it, **not supported** when every informative
+  one contradicts it, otherwise as above;
+* **inconclusive at this scale**: no primary is informative, or none has the two seeds a paired
+  test needs.
 """
 from __future__ import annotations
 
 import math
 from typing import Iterable, Optional
 
-RESULTS = ("uninformative", "did not learn", "equivalent", "worse", "better", "inconclusive")
-OUTCOMES = ("supports", "contradicts", "open", "uninformative")
-FORMS = ("holds", "equivalent within the margin", "not supported", "mixed", "inconclusive at this power",
-         "inconclusive at this scale")
+RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, within the margin",
+           "better, within the margin", "inconclusive")
+OUTCOMES = ("supports", "contradicts", "open", "within the margin", "uninformative")
+FORMS = ("holds", "equivalent within the margin", "not supported", "detectable but within the margin",
+         "inconclusive at this power", "inconclusive at this scale", "not testable as designed")
+ROLES = ("primary", "check", "description")
+LOGICS = ("all", "any")
 
 #: What each verdict word means, for the legend on the intro page.
 LEGEND = {
-    "holds": "every informative comparison of the claim supports it",
-    "equivalent within the margin": "every comparison shows the two within the margin fixed before the runs "
-                                    "(the 90% interval inside it: two one-sided tests at 5%)",
-    "not supported": "at least one comparison contradicts the claim and none supports it",
-    "mixed": "at least one comparison supports the claim and at least one contradicts it",
-    "inconclusive at this power": "no comparison contradicts the claim but some cannot decide with these seeds; "
-                                  "the detectable effect says how large a difference they would have found",
-    "inconclusive at this scale": "no comparison is informative at this scale (every arm at chance, or too few "
-                                  "runs for a paired test)",
+    "holds": "every primary comparison of the claim supports it (a difference beyond the margin where it "
+             "expects one, equivalence where it expects that)",
+    "equivalent within the margin": "every primary comparison shows the two within the margin fixed before the "
+                                    "runs (the 90% interval inside it: two one-sided tests at 5%)",
+    "not supported": "a primary comparison contradicts the claim (for a claim of several parts, one part is "
+                     "enough)",
+    "detectable but within the margin": "the difference the claim expects is there (Holm-corrected test), but "
+                                        "its interval reaches inside the margin: smaller than the claim's size",
+    "inconclusive at this power": "no primary comparison contradicts the claim but some cannot decide with "
+                                  "these seeds; the detectable effect says how large a difference they would "
+                                  "have found",
+    "inconclusive at this scale": "no primary comparison is informative at this scale (neither arm learned the "
+                                  "task, or too few runs for a paired test)",
+    "not testable as designed": "a control or condition of the design failed, so the comparison cannot test "
+                                "the claim; the check's numbers are stated",
 }
 
 
-def comparison_result(*, n: int, mean: float, holm_p: float, equivalent: bool, alpha: float,
-                      candidate_at_chance: bool = False, baseline_at_chance: bool = False,
+def learned(value: float, chance: Optional[float], band: float, higher_is_better: bool = True) -> bool:
+    """One run learned its task: it is better than the task's chance level by more than ``band``
+    (one-sided: a run far *worse* than chance did not learn either)."""
+    if chance is None or not math.isfinite(value):
+        return math.isfinite(value)
+    return value > chance + band if higher_is_better else value < chance - band
+
+
+def arm_learned(values: Iterable[float], chance: Optional[float], band: float,
+                higher_is_better: bool = True) -> Optional[bool]:
+    """An arm learned when most of its seeds did, did not when most did not; None when it is
+    split evenly or has no seeds."""
+    flags = [learned(v, chance, band, higher_is_better) for v in values]
+    if not flags:
+        return None
+    k = sum(flags)
+    if 2 * k > len(flags):
+        return True
+    if 2 * k < len(flags):
+        return False
+    return None
+
+
+def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, holm_p: float, equivalent: bool,
+                      alpha: float, margin: float, candidate_learned: Optional[bool] = True,
+                      baseline_learned: Optional[bool] = True, split: bool = False,
                       higher_is_better: bool = True) -> str:
     """The result of one comparison from its statistics (see the module docstring).
 
     ``mean`` is candidate minus baseline in the metric's unit; ``higher_is_better`` says which
-    sign is the better one."""
-    if candidate_at_chance and baseline_at_chance:
+    sign is the better one; ``split`` says one arm's seeds disagree on whether they learned."""
+    if candidate_learned is False and baseline_learned is False:
         return "uninformative"
-    if candidate_at_chance and not baseline_at_chance:
+    if candidate_learned is False and baseline_learned:
         return "did not learn"
+    if split:
+        return "split"
     if n < 2 or not math.isfinite(mean):
         return "inconclusive"
     if equivalent:
         return "equivalent"
     if math.isfinite(holm_p) and holm_p < alpha:
         better = mean > 0 if higher_is_better else mean < 0
-        return "better" if better else "worse"
+        word = "better" if better else "worse"
+        beyond = ci_low > margin if mean > 0 else ci_high < -margin
+        return word if beyond else f"{word}, within the margin"
     return "inconclusive"
 
 
@@ -89,8 +138,13 @@ def outcome(result: str, expect: str) -> str:
         return "uninformative"
     if result == "did not learn":
         result = "worse"
-    if result == "inconclusive":
+    if result in ("inconclusive", "split"):
         return "open"
+    if result.endswith(", within the margin"):
+        direction = result.split(",")[0]
+        if expect == direction:
+            return "within the margin"
+        return "open" if expect == "equivalent" else "contradicts"
     if expect == "equivalent":
         return "supports" if result == "equivalent" else "contradicts"
     if result == expect:
@@ -98,19 +152,31 @@ def outcome(result: str, expect: str) -> str:
     return "contradicts"  # equivalent where a difference was expected, or the opposite difference
 
 
-def claim_form(outcomes: Iterable[str], expectations: Iterable[str], enough_runs: bool = True) -> str:
-    """The claim's form from its comparisons' outcomes (one rule for every claim)."""
+def claim_form(outcomes: Iterable[str], expectations: Iterable[str], enough_runs: bool = True,
+               logic: str = "all", checks: Iterable[str] = ()) -> str:
+    """The claim's form from its primary comparisons' outcomes and its checks' outcomes."""
+    if logic not in LOGICS:
+        raise ValueError(f"logic must be one of {LOGICS}, got {logic!r}")
+    if "contradicts" in list(checks):
+        return "not testable as designed"
     outcomes, expectations = list(outcomes), list(expectations)
     informative = [o for o in outcomes if o != "uninformative"]
     if not informative or not enough_runs:
         return "inconclusive at this scale"
     sup, con = informative.count("supports"), informative.count("contradicts")
-    if sup and con:
-        return "mixed"
-    if con:
-        return "not supported"
-    if sup == len(informative):
-        return "equivalent within the margin" if all(e == "equivalent" for e in expectations) else "holds"
+    if logic == "all":
+        if con:
+            return "not supported"
+        if sup == len(informative):
+            return "equivalent within the margin" if all(e == "equivalent" for e in expectations) else "holds"
+    else:
+        if sup:
+            return "equivalent within the margin" if all(e == "equivalent" for e in expectations) else "holds"
+        if con == len(informative):
+            return "not supported"
+    rest = [o for o in informative if o != "supports"]
+    if rest and all(o == "within the margin" for o in rest):
+        return "detectable but within the margin"
     return "inconclusive at this power"
 
 
@@ -121,15 +187,16 @@ FORM_OUTCOME = {
     "holds with a corrected constant": "supports", "holds only under its assumptions": "supports",
     "worse": "contradicts", "better": "contradicts", "not supported": "contradicts", "fails": "contradicts",
     "did not learn": "contradicts", "inconclusive": "open", "inconclusive at this power": "open",
-    "not comparable": "open", "measured": "open", "pending": "open",
+    "not comparable": "open", "measured": "open", "pending": "open", "split": "open",
+    "detectable but within the margin": "within the margin", "not testable as designed": "open",
     "inconclusive at this scale": "uninformative", "uninformative": "uninformative",
 }
 
 
 def combine_forms(forms: Iterable[str]) -> str:
-    """One claim form from the forms of its parts, by the same rule: each part supports,
-    contradicts or leaves the claim open (a ``mixed`` part counts as one of each), and
-    :func:`claim_form` decides.  Every chapter that combines parts goes through here."""
+    """One claim form from the forms of its parts, by the same rule (all of them must hold): each
+    part supports, contradicts or leaves the claim open (a ``mixed`` part counts as one of each),
+    and :func:`claim_form` decides."""
     forms = list(forms)
     outcomes = []
     for f in forms:
@@ -151,3 +218,15 @@ def detectable(mdes: Iterable[Optional[float]]) -> Optional[float]:
     """The largest finite detectable effect among open comparisons (None when none)."""
     vals = [m for m in mdes if m is not None and math.isfinite(m)]
     return max(vals) if vals else None
+
+
+def exact_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Clopper–Pearson interval for a share of ``k`` successes in ``n`` (as fractions)."""
+    from scipy import stats
+
+    if n == 0:
+        return math.nan, math.nan
+    a = 1 - level
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi

@@ -9,9 +9,17 @@ each arm), the metric, and what the claim expects of the candidate against the b
     the candidate differs from the baseline in that direction (paired test, Holm within the
     claim's family).
 
-A :class:`RegisteredClaim` holds its comparisons, the margin and alpha they share, the Holm
-family (the claim's own comparisons unless ``family`` names a wider one), which tier decides
-the headline when tiers disagree, and where it comes from.  The date a claim's margin and rule
+Each comparison has a *role*: ``primary`` (what the claim's statement is about), ``check`` (a
+control or condition that must hold for the design to test the claim; a contradicted check makes
+the claim "not testable as designed", never "not supported") or ``description`` (shown beside
+the claim, from a tier not designed to decide it or a neighbouring question; never judged). A comparison answers one question
+and belongs to one claim; another claim may *cite* it (``cited_from``), reading its result from
+the claim that owns it.
+
+A :class:`RegisteredClaim` holds its comparisons, the margin and alpha they share, its logic
+(``all``: every primary part must hold; ``any``: one is enough), the tier designed to decide it
+(the other tiers are description), and where it comes from. The Holm family of a claim is its
+own informative primary comparisons.  The date a claim's margin and rule
 were fixed is read from the repository history, not typed here (:mod:`polyattn.claims.dates`).
 """
 from __future__ import annotations
@@ -20,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 EXPECTATIONS = ("equivalent", "worse", "better")
+ROLES = ("primary", "check", "description")
 #: How a metric is compared: as it is, or as log10 (errors spanning orders of magnitude; the
 #: margin is then a log10 factor).
 TRANSFORMS = ("identity", "log10")
@@ -59,6 +68,11 @@ class Comparison:
     #: a level at which the baseline has nothing for the candidate to improve on (no attention sink
     #: to mitigate): a baseline within the chance band of it makes the comparison uninformative
     baseline_null: Optional[float] = None
+    #: "primary" (the claim is about it), "check" (a validity check of the design) or "description"
+    role: str = "primary"
+    #: "claim_id:comparison_id" of the comparison this one cites, when another claim owns the runs'
+    #: question (its result, with that claim's Holm correction, is read from there)
+    cited_from: Optional[str] = None
 
     def __post_init__(self):
         if self.expect not in EXPECTATIONS:
@@ -67,6 +81,11 @@ class Comparison:
             raise ValueError(f"comparison {self.id!r}: transform must be one of {TRANSFORMS}, got {self.transform!r}")
         if self.margin is not None and not self.margin > 0:
             raise ValueError(f"comparison {self.id!r}: the margin must be positive, got {self.margin}")
+        if self.role not in ROLES:
+            raise ValueError(f"comparison {self.id!r}: role must be one of {ROLES}, got {self.role!r}")
+        if self.cited_from is not None and self.cited_from.count(":") != 1:
+            raise ValueError(f"comparison {self.id!r}: cited_from must read 'claim_id:comparison_id', "
+                             f"got {self.cited_from!r}")
 
 
 def vs(grid: str, candidate: dict, baseline: dict, cid: str, label: str, expect: str, *,
@@ -85,17 +104,19 @@ class RegisteredClaim:
     comparisons: tuple
     margin: float  # in the metric's display units (points of accuracy, bits/char, ...)
     alpha: float = 0.05
-    #: the Holm family: None for the claim's own comparisons, else the id of the claim whose
-    #: comparisons form the family
-    family: Optional[str] = None
-    #: the tier that decides the headline when tiers disagree; None: every tier counts
+    #: "all": every primary part must hold (one contradicting part fails the claim); "any": one is enough
+    logic: str = "all"
+    #: the tier designed to decide the claim (the others are shown as description); None: every tier
     deciding_tier: Optional[str] = None
     #: said when the margin or rule was fixed after some of its runs were seen
     registered_after: Optional[str] = None
     #: the chance level of the task in the metric's display unit (majority-class rate of the test
-    #: data), and the band around it within which an arm counts as not having learned
+    #: data, the unigram model's bits/char, ...); a run within ``chance_band`` of it, or worse,
+    #: did not learn
     chance: Optional[float] = None
     chance_band: float = 2.0
+    #: said when the chance level or band was written down after some of the runs it judges
+    chance_registered_after: Optional[str] = None
     #: the data, model and scale, in words, for every table and sentence that states the verdict
     scale: str = ""
     #: the commit that first fixed this margin in a chapter or analysis module, for claims whose
@@ -109,6 +130,22 @@ class RegisteredClaim:
             raise ValueError(f"claim {self.id!r} has repeated comparison ids")
         if not self.margin > 0:
             raise ValueError(f"claim {self.id!r}: the margin must be positive, got {self.margin}")
+        if self.logic not in ("all", "any"):
+            raise ValueError(f"claim {self.id!r}: logic must be 'all' or 'any', got {self.logic!r}")
+        if not any(c.role == "primary" for c in self.comparisons):
+            raise ValueError(f"claim {self.id!r} has no primary comparison: name what the claim is about")
+
+    @property
+    def primary(self) -> tuple:
+        return tuple(c for c in self.comparisons if c.role == "primary")
+
+    @property
+    def checks(self) -> tuple:
+        return tuple(c for c in self.comparisons if c.role == "check")
+
+    @property
+    def descriptions(self) -> tuple:
+        return tuple(c for c in self.comparisons if c.role == "description")
 
     @property
     def grids(self) -> tuple:
