@@ -1,4 +1,4 @@
-"""Command line: ``python -m polyattn train|grid|records|tolerance|bench|book ...``.
+"""Command line: ``python -m polyattn train|grid|records|tolerance|verdicts|bench|book ...``.
 
 Errors a user can fix (a bad activation spec, a missing dataset, an inconsistent config)
 are printed as one line with the cause and the fix, without a traceback.
@@ -166,14 +166,15 @@ def main(argv=None) -> int:
     tol.add_argument("--measure", action="store_true",
                      help="measure it on this machine (one epoch per instruction set) and store it")
     tol.set_defaults(func=cmd_tolerance)
-    for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book")):
+    for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book"), ("verdicts", "polyattn.book.verdicts")):
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
         s.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in ("bench", "book"):
+    delegated = {"bench": "polyattn.bench", "book": "polyattn.book", "verdicts": "polyattn.book.verdicts"}
+    if argv and argv[0] in delegated:
         # delegated whole, options first included (argparse's REMAINDER would refuse a leading --help)
-        run = lambda: _delegate(f"polyattn.{argv[0]}", argv[1:])
+        run = lambda: _delegate(delegated[argv[0]], argv[1:])
     else:
         args = parser.parse_args(argv)
         run = lambda: args.func(args)

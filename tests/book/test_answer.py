@@ -1,4 +1,5 @@
 """The answer on one screen: written from the claim register, the same in README and intro."""
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ def test_the_readme_answer_is_what_the_committed_records_give():
     text = (ROOT / "README.md").read_text()
     block = text.split(answer.ANSWER_START, 1)[1].split(answer.ANSWER_END, 1)[0].strip()
     assert block == answer.answer_block().strip(), \
-        "README.md's answer block differs from the stored records: run `python -m polyattn.book --preset book`"
+        "README.md's answer block differs from the stored records: run `python -m polyattn verdicts`"
 
 
 def test_the_answer_table_fits_one_screen_and_every_verdict_word_is_in_the_legend():
@@ -22,7 +23,7 @@ def test_the_answer_table_fits_one_screen_and_every_verdict_word_is_in_the_legen
 
     verdicts = evaluate_all()
     rows = answer_rows(verdicts)
-    assert 1 <= len(rows) <= 18
+    assert 1 <= len(rows) <= 20
     legend = answer.legend_markdown()
     assert all(f"**{r['verdict']}**" in legend for r in rows)
 
@@ -48,3 +49,40 @@ def test_the_intro_answer_has_its_figure_and_links(tmp_path):
     assert table[0] == "| claim | experiment (data) | N | training | CPU-hours | verdict |"
     assert len(table) - 2 >= 10 and all(line.count(" | ") == 5 for line in table)
     assert any("Fashion-MNIST" in line and "Table 1 analogue" in line for line in table)
+
+
+@pytest.mark.committed
+def test_the_committed_verdicts_and_readme_blocks_are_what_the_records_give_without_a_chapter(repo_root):
+    """`python -m polyattn verdicts --check`: every register row of data/verdicts.json and both README
+    blocks, recomputed from the committed records in seconds."""
+    from polyattn.book import verdicts
+
+    assert verdicts.differences(repo_root) == [], "run `python -m polyattn verdicts`"
+
+
+def test_every_register_row_of_the_verdict_table_is_computed_by_the_command(repo_root):
+    from polyattn.book import verdicts
+    from polyattn.book.claims import CLAIMS
+    from polyattn.claims.register import REGISTER
+
+    rows = verdicts.register_rows()
+    assert set(rows) == {c.id for c in CLAIMS if verdicts.register_id(c.id) and not c.machine_dependent}
+    assert "norm_mechanism" in rows and verdicts.register_id("norm_mechanism") in REGISTER
+    assert all(r["preset"] == "book" and r["summary"] for r in rows.values())
+
+
+def test_the_verdicts_command_reports_a_stale_file(tmp_path):
+    import shutil
+
+    from polyattn.book import verdicts
+
+    (tmp_path / "data").mkdir()
+    shutil.copy(verdicts.REPO_ROOT / verdicts.VERDICTS_FILE, tmp_path / verdicts.VERDICTS_FILE)
+    shutil.copy(verdicts.REPO_ROOT / "README.md", tmp_path / "README.md")
+    assert verdicts.differences(tmp_path) == []
+    stale = json.loads((tmp_path / verdicts.VERDICTS_FILE).read_text())
+    stale["table_parity"]["form"] = "holds"
+    (tmp_path / verdicts.VERDICTS_FILE).write_text(json.dumps(stale))
+    assert any("table_parity" in d for d in verdicts.differences(tmp_path))
+    verdicts.write(tmp_path)
+    assert verdicts.differences(tmp_path) == []

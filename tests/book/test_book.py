@@ -733,7 +733,7 @@ def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
     readme = (ROOT / "README.md").read_text()
     block = readme.split(book.FINDINGS_START, 1)[1].split(book.FINDINGS_END, 1)[0].strip()
     assert block == book.findings_markdown(verdicts).strip(), \
-        "README.md's findings differ from data/verdicts.json: run `python -m polyattn.book --preset book`"
+        "README.md's findings differ from data/verdicts.json: run `python -m polyattn verdicts`"
     assert all(v["preset"] == "book" for v in verdicts.values())
 
 

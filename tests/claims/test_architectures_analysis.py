@@ -88,7 +88,7 @@ def test_pooling_over_architectures_and_the_claim_form():
     assert pooled.loc[arch.FIXED, "mean_diff"] == pytest.approx(0.0, abs=1e-9)
     assert pooled.loc[arch.FIXED, "heterogeneity_p"] < 0.05
     form, per_variant = arch.table2_form(pooled.reset_index(), arch.vs_softmax(final, margin=1.0))
-    assert per_variant == {arch.OWN: "equivalent within the margin", arch.FIXED: "not supported"} and form == "mixed"
+    assert per_variant == {arch.OWN: "equivalent within the margin", arch.FIXED: "not supported"} and form == "not supported"
     # one architecture without x^3/14: only x^3/sqrt(N) is pooled
     assert arch.common_variants(final[~((final["architecture"] == "vit") & (final["variant"] == arch.FIXED))]) == \
         [arch.OWN]

@@ -89,7 +89,7 @@ def test_verdict_forms_follow_the_comparisons():
     assert "$x^3/14$: box AP" in summary and "TOST at 5%" in summary
     assert "Holm over 8 comparisons" in summary and "3 seeds" in summary
     worse = detection_final(planted({"x^3/sqrt(N)": {"box_ap": -0.10, "mask_ap": -0.10}}))
-    assert detection_verdict(detection_differences(worse))[0] == "mixed"
+    assert detection_verdict(detection_differences(worse))[0] == "not supported"
     both = detection_final(planted({v: {"box_ap": -0.10, "mask_ap": -0.10} for v in ("x^3/sqrt(N)", "x^3/14")}))
     assert detection_verdict(detection_differences(both))[0] == "not supported"
     # AP50 alone differs: the verdict rests on box AP and mask AP

@@ -120,7 +120,7 @@ def test_wall_table_and_combined_forms():
     assert combined_form(["worse", "better"]) == "not supported"   # neither supports equivalence
     # one contradicting comparison and none supporting: not supported (not "mixed")
     assert combined_form(["worse", "inconclusive"]) == "not supported"
-    assert combined_form(["equivalent", "worse"]) == "mixed"
+    assert combined_form(["equivalent", "worse"]) == "not supported"
 
 
 def test_pathfinder_budget_table_separates_a_learned_model_from_chance():

@@ -114,7 +114,7 @@ def test_poly_claim_reads_only_the_problems_softmax_solved(final):
     assert claim["solved"] == ["convection", "wave"] and claim["unsolved"] == ["reaction"]
     forms = dict(zip(claim["rows"]["pde"], claim["rows"]["form"]))
     assert forms == {"convection": "worse", "wave": "equivalent"}
-    assert claim["form"] == "mixed"
+    assert claim["form"] == "not supported"
     assert claim["fail"]["convection"] == {"softmax": (1, 5), "x^3/sqrt(N)": (1, 5)}
     only_wave = ph.poly_claim(final[final["pde"] != "convection"], ph.compare_to_softmax(final[final["pde"] != "convection"]))
     assert only_wave["form"] == "equivalent within the margin"
@@ -141,7 +141,7 @@ def test_combined_form():
     assert ph.combined_form(["worse", "worse"]) == "not supported"
     assert ph.combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
     assert ph.combined_form(["better", "worse"]) == "not supported"
-    assert ph.combined_form(["equivalent", "worse"]) == "mixed"
+    assert ph.combined_form(["equivalent", "worse"]) == "not supported"
 
 
 def test_clopper_pearson_known_values():

@@ -12,7 +12,7 @@ from pathlib import Path
 from .common import REPO_ROOT
 
 ANSWER_MARKER = "% polyattn:answer"
-ANSWER_START = "<!-- answer: written by `python -m polyattn.book` from the claim register; do not edit -->"
+ANSWER_START = "<!-- answer: written by `python -m polyattn verdicts` from the claim register; do not edit -->"
 ANSWER_END = "<!-- end of answer -->"
 FOREST_FILE = "answer_forest.png"
 
@@ -134,9 +134,10 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     verdicts = evaluate_all() if verdicts is None else verdicts
     table = answer_markdown(verdicts, links=links)
     note = ("Each row is a claim of the paper or of its reviewers, computed from the stored `book`-preset records "
-            "by one rule (the legend below); † marks a claim whose margin or rule was fixed after some of its "
-            "runs were seen.")
-    return f"{note}\n\n{table}\n\n{findings_markdown(verdicts)}"
+            "by one rule over the comparisons the claim is about (the legend below); † marks a claim whose margin, "
+            "rule or chance level was fixed after some of its runs were seen; (interim) marks a key comparison "
+            "with fewer pairs than planned.")
+    return f"{note}\n\n{table}\n\n{legend_markdown()}\n\n{findings_markdown(verdicts)}"
 
 
 def intro_answer(src: Path, verdicts: dict | None = None) -> str:

@@ -76,7 +76,7 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     rows = [{k: r[k] for k in ("Comparison", "Pairs", "Difference [95% CI]", "90% CI", "Holm p", "TOST p", "Result")}
             for r in comparison_rows(v)]
     caption = (f"{plain(v.claim.statement)}: margin ±{v.claim.margin:g}, α = {v.claim.alpha:g}, "
-               f"Holm over {'the claim' if v.claim.family is None else v.claim.family}'s comparisons; "
+               "Holm over the claim's informative primary comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
 

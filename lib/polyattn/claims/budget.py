@@ -27,7 +27,8 @@ LONGER_TAG = " (longer)"
 
 #: What the longer runs' result says of the comparison, by the register's result word.
 CHANGES = {"worse": "holds", "did not learn": "holds", "equivalent": "closes", "better": "reverses",
-           "inconclusive": "open", "uninformative": "uninformative"}
+           "worse, within the margin": "narrows", "better, within the margin": "reverses",
+           "inconclusive": "open", "split": "open", "uninformative": "uninformative"}
 
 
 def on_grid(comparison: Comparison, grid: str, **fields) -> Comparison:
@@ -117,8 +118,9 @@ def budget_summary(pairs: list[BudgetPair]) -> str:
     counts = {}
     for p in pairs:
         counts[change(p)] = counts.get(change(p), 0) + 1
-    order = ("holds", "closes", "reverses", "open", "uninformative", "not run yet")
-    words = {"holds": "the gap holds", "closes": "it closes to within the margin", "reverses": "the order reverses",
+    order = ("holds", "narrows", "closes", "reverses", "open", "uninformative", "not run yet")
+    words = {"holds": "the gap holds", "narrows": "a gap remains but within the margin",
+             "closes": "it closes to within the margin", "reverses": "the order reverses",
              "open": "it is still open at this power", "uninformative": "neither arm learned",
              "not run yet": "the longer runs are not stored yet"}
     parts = [f"in {counts[k]} of {len(pairs)} {words[k]}" for k in order if counts.get(k)]

@@ -12,8 +12,8 @@ from typing import Iterable, Optional
 from .evaluate import ClaimVerdict, ComparisonResult
 
 #: The claims of the answer table, in the order a reader asks them (those with stored runs).
-HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "quadratic", "unclipped_scale_needed",
-            "clipping_as_alternative",
+HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "converged_unclipped", "quadratic",
+            "unclipped_parity", "unclipped_scale_needed", "clipping_as_alternative",
             "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
             "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long")
 
