@@ -36,6 +36,7 @@ GRID_TITLES = {
     "architectures_linear": "x/14 on ViT and DeiT",
     "causal_charlm": "character LM",
     "causal_charlm_nope": "character LM without positions",
+    "causal_length_sweep": "character LM across training lengths",
     "causal_mqar": "MQAR",
     "causal_mqar_long": "MQAR, ten times the epochs",
     "lra": "shortened LRA",

@@ -21,6 +21,7 @@ GRIDS = {
     "physics_long": physics.physics_long,
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,
+    "causal_length_sweep": causal.length_sweep,
     "causal_mqar": mqar.causal_mqar,
     "causal_mqar_long": mqar.causal_mqar_long,
     "architectures_table2": architectures.table2,

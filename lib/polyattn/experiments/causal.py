@@ -58,3 +58,27 @@ def charlm_nope(preset: str = "book", seeds=None) -> list[TrainConfig]:
     fields = {**_COMMON, **scale, "options": {**scale["options"], "positions": "none"}}
     return variant_grid("causal_charlm_nope", preset, seeds, fields, variants=NOPE_VARIANTS,
                         default_seeds=NOPE_SEEDS)
+
+
+#: The sqrt(N) scaling across sequence lengths: the position-free character model at three training
+#: lengths T with the same characters per step (128 x 32 = 4,096), so that only N changes. The
+#: unscaled cube, the two readings of N, and softmax; no gradient clipping (the paper does not clip),
+#: each evaluated at 1x, 2x and 4x its training length.
+LENGTH_SWEEP_CONTEXTS = {"smoke": (16, 32), "book": (64, 256, 1024), "paper": (256, 1024, 4096)}
+LENGTH_SWEEP_VARIANTS = (("softmax", "softmax", "row"), ("x^3", "poly:p=3,c=1", "row"),
+                         ("x^3/sqrt(i+1)", "poly:p=3", "row"), ("x^3/sqrt(T)", "poly:p=3", "fixed"))
+LENGTH_SWEEP_CHARS_PER_STEP = {"smoke": 16 * 16, "book": 128 * 32, "paper": 256 * 64}
+
+
+def length_sweep(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:data:`LENGTH_SWEEP_VARIANTS` at each context of :data:`LENGTH_SWEEP_CONTEXTS`, without
+    positions or clipping, the batch chosen so that every step sees the same number of characters."""
+    scale = _SCALE[preset]
+    steps = scale["options"]["windows"] // scale["batch_size"]
+    out = []
+    for context in LENGTH_SWEEP_CONTEXTS[preset]:
+        batch = max(1, LENGTH_SWEEP_CHARS_PER_STEP[preset] // context)
+        fields = {**_COMMON, **scale, "clip_grad": 0.0, "batch_size": batch,
+                  "options": {**scale["options"], "positions": "none", "context": context, "windows": batch * steps}}
+        out += variant_grid("causal_length_sweep", preset, seeds, fields, variants=LENGTH_SWEEP_VARIANTS)
+    return out
