@@ -11,13 +11,14 @@ from pathlib import Path
 from .answer import ANSWER_MARKER, intro_answer
 from .claims import verdict_table
 from .common import REPO_ROOT, BookError
-from .status import records_markdown, status_markdown
+from .status import design_markdown, records_markdown, status_markdown
 from .toc import Entry, _prune_toc, read_toc
 
 VERDICT_MARKER = "% polyattn:verdict-table"
 STATUS_MARKER = "% polyattn:status-table"
 ENVIRONMENT_MARKER = "% polyattn:environment-table"
 RECORDS_MARKER = "% polyattn:records-table"
+DESIGN_MARKER = "% polyattn:design-table"
 
 #: papermill tags the cell it inserts with the parameters of the run; MyST-NB leaves a cell
 #: tagged remove-cell out of the page.
@@ -106,6 +107,8 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
             text = _replace_marker(text, ENVIRONMENT_MARKER, env)
             if RECORDS_MARKER in text:
                 text = _replace_marker(text, RECORDS_MARKER, records_markdown(root))
+            if DESIGN_MARKER in text:
+                text = _replace_marker(text, DESIGN_MARKER, design_markdown())
             target = src / f"{e.docname}.md"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

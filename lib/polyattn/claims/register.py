@@ -343,19 +343,21 @@ LENGTH_SCALE_NEEDED = RegisteredClaim(
 LENGTH_SCALE_FOLLOWS_N = RegisteredClaim(
     "length_scale_follows_n",
     "A scale fixed for the training length ($x^3/\\sqrt{T}$) falls behind one that follows each row's $N$ "
-    "($x^3/\\sqrt{i+1}$) at 4 times the training length",
+    "($x^3/\\sqrt{i+1}$) beyond the training length (at 2 times it; 4 times is shown as description)",
     "paper (the factor depends on N); review ICLR 2025 (which N under a causal mask)", "07_causal",
     comparisons=tuple(
-        _vs(_LS, {**_LS_FIXED, **_at(t)}, {**_LS_ROW, **_at(t)}, f"fixed_vs_row_x4_{t}",
-            f"x³/√T − x³/√(i+1), T = {t}, at 4T", "worse", metric="test_bpc_x4", tier="4T")
+        _vs(_LS, {**_LS_FIXED, **_at(t)}, {**_LS_ROW, **_at(t)}, f"fixed_vs_row_x2_{t}",
+            f"x³/√T − x³/√(i+1), T = {t}, at 2T", "worse", metric="test_bpc_x2", tier="2T")
         for t in (64, 256, 1024)
     ) + tuple(
-        _vs(_LS, {**_LS_FIXED, **_at(t)}, {**_LS_ROW, **_at(t)}, f"fixed_vs_row_x2_{t}",
-            f"x³/√T − x³/√(i+1), T = {t}, at 2T", "worse", metric="test_bpc_x2", tier="2T", role="description")
+        _vs(_LS, {**_LS_FIXED, **_at(t)}, {**_LS_ROW, **_at(t)}, f"fixed_vs_row_x4_{t}",
+            f"x³/√T − x³/√(i+1), T = {t}, at 4T", "worse", metric="test_bpc_x4", tier="4T", role="description")
         for t in (64, 256, 1024)
     ),
     margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND, logic="all",
-    notes=("3 seeds planned, as for length_scale_needed",),
+    notes=("3 seeds planned; 2T decides and 4T is description, because at T = 128 the position-free models' "
+           "paired differences at 4T spread too widely to decide with the seeds this book can run (the design "
+           "table on the status page: causal_scaling at 4T)",),
     scale=_LS_SCALE + "; evaluated at 2 and 4 times the training length",
 )
 

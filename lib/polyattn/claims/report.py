@@ -148,6 +148,13 @@ def _comparison_text(r: ComparisonResult) -> str:
                     if r.cells_disagree else ""))
     if r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None and math.isfinite(r.mde):
         text += f"; these seeds detect about ±{number(r.mde)}"
+        from .design import MAX_SEEDS, pairs_needed
+
+        need = pairs_needed(getattr(r, "sd", math.nan), r.margin, r.comparison.expect)
+        if need is not None and need > r.n:
+            text += (f"; deciding needs about {need} pairs" if need <= MAX_SEEDS else
+                     f"; deciding needs {'over 1,000' if need > 1000 else f'about {need}'} pairs, more than this "
+                     "book can run")
     return text
 
 
