@@ -253,3 +253,13 @@ def test_difference_rows_refuse_a_key_named_twice():
     rows = A.difference_rows(diffs.drop(columns="metric").rename(columns={"label": "metric"}), ["variant", "metric"],
                              "d", 1.0)
     assert rows[0]["metric"] == "box AP"
+
+
+def test_stored_of_counts_only_valid_stored_records(tmp_path, monkeypatch):
+    from polyattn import runs
+    from polyattn.book.deliver import stored_of
+    from polyattn.config import TrainConfig
+
+    configs = [TrainConfig(experiment="unit", preset="book", seed=s) for s in range(3)]
+    monkeypatch.setattr(runs, "stored", lambda c, root=None: {"seed": c.seed} if c.seed < 2 else None)
+    assert stored_of(configs) == "2 of 3"

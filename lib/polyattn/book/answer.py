@@ -25,6 +25,7 @@ CHAPTER_FORMS = {
     "worse": "the candidate is worse than the baseline (an interval that excludes zero, Holm-corrected)",
     "better": "the candidate is better than the baseline (likewise)",
     "measured": "a quantity measured and reported, with no claim to accept or reject",
+    "mixed": "a measured row whose parts point different ways: some support the statement, some contradict it",
 }
 
 

@@ -12,21 +12,19 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The forms a verdict may take.
-FORMS = (
-    "holds",
-    "holds with a corrected constant",
-    "holds only under its assumptions",
-    "fails",
-    "not supported",
-    "equivalent within the margin",
-    "worse",
-    "better",
-    "inconclusive at this power",
-    "inconclusive at this scale",
-    "mixed",
-    "measured",
-)
+#: The forms a verdict may take: the register's (:data:`polyattn.claims.rule.FORMS`) and the forms of
+#: the rows that are measurements rather than comparisons of runs.
+MEASURED_FORMS = ("holds with a corrected constant", "holds only under its assumptions", "fails", "worse", "better",
+                  "mixed", "measured")
+
+
+def _forms() -> tuple:
+    from ..claims.rule import FORMS as REGISTER_FORMS
+
+    return tuple(dict.fromkeys(REGISTER_FORMS + MEASURED_FORMS))
+
+
+FORMS = _forms()
 
 
 @dataclass(frozen=True)

@@ -157,3 +157,12 @@ def findings(chapter: str, glue_it: bool = True) -> str:
 
         glue(f"findings_{chapter}", Markdown(text), display=False)
     return text
+
+
+def stored_of(configs) -> str:
+    """"3 of 36": how many of ``configs`` have a valid stored record (clean-tree evidence only)."""
+    from ..runs import stored
+
+    configs = list(configs)
+    have = sum(stored(c) is not None for c in configs)
+    return f"{have:,} of {len(configs):,}"
