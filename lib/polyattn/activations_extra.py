@@ -239,6 +239,21 @@ def _sa_softmax_norm(params):
                       _rows=rows, _jacobian_parts=parts)
 
 
+def _uniform(params):
+    """Attention ablated: every visible key gets the weight 1/N, whatever the scores, so each query
+    reads the mean of the values it may see. The positive control of a benchmark: where even this
+    lands within the margin of softmax, the benchmark cannot see what attention does."""
+
+    def pointwise(s, n):
+        return torch.ones_like(s) / n
+
+    def grad(s, n):
+        return torch.zeros_like(s)
+
+    return Activation("uniform", "uniform", {}, True, True, True, "1 / N (attention ablated)",
+                      pointwise=pointwise, pointwise_grad=grad)
+
+
 def _poly_cap(params):
     """The paper's s^p / sqrt(N) with a hard norm cap: each row v is rescaled to
     v / max(1, ||v||_2), so every row has L2 norm at most 1 and the attention matrix
@@ -361,6 +376,7 @@ def install():
     _A.register("sa_softmax", _sa_softmax, set(), ("sa_softmax",))
     _A.register("sa_softmax_norm", _sa_softmax_norm, set(), ("sa_softmax_norm",))
     _A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
+    _A.register("uniform", _uniform, set(), ("uniform             (attention ablated: 1/N on every visible key)",))
     _A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
     _A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
     _A.register("poly_learned", _poly_learned, {"p"},
@@ -385,6 +401,7 @@ EXTRA_SPECS = (
     "poly_odd:p=2",
     "poly_odd:p=4",
     "poly_learned:p=2",
+    "uniform",
 )
 
 if "power_softmax" not in _A._BUILDERS:

@@ -135,12 +135,14 @@ def measure(model, config, data, device="cpu") -> dict:
     x_all, y_all = data.normalise(data.test_x).to(device), data.test_y.to(device)
     out: dict = {}
     if "gradients" in spec:
-        from .qk_controls import scale_qk_init
+        from .qk_controls import scale_out_init, scale_qk_init
 
         n = int(spec["gradients"])
         init = model_checks.initial_model(config, data).to(device)
         if config.qk_init_scale != 1.0:
             scale_qk_init(init, config.qk_init_scale)
+        if config.out_init_scale != 1.0:
+            scale_out_init(init, config.out_init_scale)
         frames = [model_checks.activation_gradients(m, x_all[:n], y_all[:n]).assign(state=state)
                   for state, m in (("initialisation", init), ("trained", model))]
         rows = [r for f in frames for r in f.to_dict("records")]

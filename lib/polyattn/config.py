@@ -70,6 +70,7 @@ class TrainConfig:
     qk_init_scale: float = 1.0                 # see polyattn.qk_controls
     qk_weight_decay: Optional[float] = None    # None: the Q/K rows decay like every other weight
     qk_norm: bool = False                      # LayerNorm on each head's queries and keys (book ViTs)
+    out_init_scale: float = 1.0                # see polyattn.qk_controls.scale_out_init
     # --- not hashed ---
     seed: int = 0
     preset: str = "book"
@@ -106,6 +107,8 @@ class TrainConfig:
                              f"images task; got task {self.task!r}, model {self.model!r}")
         if not self.qk_init_scale > 0:
             raise ValueError(f"qk_init_scale must be positive, got {self.qk_init_scale}")
+        if not self.out_init_scale > 0:
+            raise ValueError(f"out_init_scale must be positive, got {self.out_init_scale}")
         if self.qk_weight_decay is not None and (self.qk_weight_decay < 0 or self.optimizer != "adamw"):
             raise ValueError(f"qk_weight_decay needs optimizer 'adamw' and a value >= 0, got {self.qk_weight_decay} "
                              f"with optimizer {self.optimizer!r}")

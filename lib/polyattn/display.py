@@ -33,6 +33,9 @@ _NAMES = {
     "sa_softmax": ("SA-Softmax", "\\text{SA-Softmax}"),
     "invsqrt": ("InvSqrt", "\\text{InvSqrt}"),
     "polyak_sum": ("Polyak-Sum", "\\text{Polyak-Sum}"),
+    "uniform": ("uniform 1/N (attention ablated)", "1/N\\text{ (ablated)}"),
+    "softmax:k=8": ("8·softmax", "8\\cdot\\mathrm{softmax}"),
+    "softmax:k=1/8": ("softmax/8", "\\mathrm{softmax}/8"),
 }
 
 #: Column or metric name -> what a reader sees.

@@ -12,6 +12,11 @@ q.k then start ``g^2`` times smaller and x^p of them ``g^(2p)`` times smaller, s
 ``g = N^(-1/(4p))`` gives the unscaled x^p the initial output scale of x^p/sqrt(N)
 (:func:`length_aware_gain`, defined with the grid's labels in :mod:`polyattn.labels`).
 
+``config.out_init_scale = g`` multiplies each attention's output projection weight by ``g`` once,
+after the usual initialisation: with ``k * softmax`` and ``g = 1/k`` the network starts as the same
+function as with softmax, while the bound on ``||A||_F`` is lifted to ``k sqrt(N)`` (the norm
+intervention without its output-scale confound).
+
 ``config.qk_weight_decay = w`` gives those rows a decoupled weight decay of ``w`` in place of
 ``config.weight_decay``: after each AdamW step (which shrank every decayed weight by
 ``1 - lr * weight_decay``) the Q/K rows are multiplied by
@@ -48,6 +53,22 @@ def scale_qk_init(model: nn.Module, gain: float) -> None:
     """Multiply the query and key rows of every attention by ``gain`` (once, at initialisation)."""
     for w in qk_weights(model):
         w.mul_(gain)
+
+
+@torch.no_grad()
+def scale_out_init(model: nn.Module, gain: float) -> None:
+    """Multiply the output projection weight of every library attention by ``gain`` (once, at
+    initialisation; the bias is left as it is)."""
+    from .attention import MultiHeadAttention
+
+    found = False
+    for module in model.modules():
+        if isinstance(module, MultiHeadAttention):
+            found = True
+            module.proj.weight.mul_(gain)
+    if not found:
+        raise ValueError(f"{type(model).__name__} has no polyattn MultiHeadAttention, so out_init_scale has "
+                         "nothing to act on; leave it at 1 for this model")
 
 
 @torch.no_grad()

@@ -23,7 +23,7 @@ from .config import TrainConfig
 from .kernels import compiled as compiled_kernels
 from .models.blocks import decay_groups
 from .presets import seed_everything
-from .qk_controls import qk_decay_step, scale_qk_init
+from .qk_controls import qk_decay_step, scale_out_init, scale_qk_init
 from .results import REPO_ROOT, config_dict, provenance
 from .schedule import lr_at
 from .tasks import get_task
@@ -139,6 +139,8 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     model = task.build_model(config, data).to(device)
     if config.qk_init_scale != 1.0:
         scale_qk_init(model, config.qk_init_scale)
+    if config.out_init_scale != 1.0:
+        scale_out_init(model, config.out_init_scale)
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP

@@ -46,6 +46,8 @@ def _direct(spec, s, n):
     if spec.startswith("poly_odd:p="):
         p = int(spec.split("=")[1])
         return s * s.abs() ** (p - 1) / math.sqrt(n)
+    if spec == "uniform":
+        return torch.ones_like(s) / n
     if spec.startswith("poly_learned:p="):   # at the head factor's initial value 1
         p = int(spec.split("=")[1])
         return s ** p / math.sqrt(n)

@@ -236,7 +236,7 @@ def test_physics_divergence_inside_lbfgs_is_recorded_with_its_step(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["vit_converged", "vit_unclipped", "vit_norm_intervention", "vit_scale_long",
-                                  "critique_powers", "vit_table2_converged"])
+                                  "critique_powers", "vit_table2_converged", "vit_intervention_unclipped"])
 def test_new_grids_build_and_their_smoke_configs_train(name, tmp_path, monkeypatch):
     from polyattn.experiments import GRIDS
     from polyattn.runs import load_or_run
@@ -264,3 +264,54 @@ def test_table2_at_the_converged_scale_differs_from_the_converged_tier_only_in_i
         differ = {k for k, v in asdict(c).items() if base[k] != v}
         assert differ == {"experiment", "augment", "drop_path"}
         assert (c.augment, c.drop_path, c.clip_grad) == ("deit", 0.1, 1.0)
+
+
+def test_the_output_compensated_intervention_starts_as_softmax_and_lifts_the_bound():
+    """8·softmax with the output projection started 8 times smaller computes softmax's function at
+    initialisation (same seed), while its attention rows sum to 8."""
+    from polyattn.experiments import vit
+    from polyattn.qk_controls import scale_out_init
+
+    cfg = vit.intervention_unclipped("smoke", seeds=[0])[0]
+    assert cfg.activation == "softmax:k=8" and cfg.out_init_scale == 0.125 and cfg.clip_grad == 0.0
+    from polyattn.models import build_vit
+
+    x = torch.randn(2, 1, 28, 28, generator=torch.Generator().manual_seed(1))
+    outs = []
+    for spec, gain in (("softmax", 1.0), ("softmax:k=8", 0.125)):
+        torch.manual_seed(0)
+        model = build_vit("micro", image_size=28, patch_size=7, in_chans=1, num_classes=10, activation=spec).eval()
+        if gain != 1.0:
+            scale_out_init(model, gain)
+        outs.append(model(x))
+    assert torch.allclose(outs[0], outs[1], atol=1e-5)
+    rows = activations.get(cfg.activation)(torch.randn(3, 5)).sum(-1)
+    assert torch.allclose(rows, torch.full((3,), 8.0))
+    # a config that leaves the field at its default keeps its old hash; one that sets it gets a new one
+    from polyattn.config import hash_fields
+
+    assert "out_init_scale" not in hash_fields(cfg.replace(out_init_scale=1.0))
+    assert cfg.hash != cfg.replace(out_init_scale=1.0).hash
+
+
+def test_ablated_attention_reads_the_mean_of_the_visible_values():
+    from polyattn.attention import attention
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 6, 4, generator=g) for _ in range(3))
+    kpm = torch.tensor([[True, True, True, True, False, False]])
+    out = attention(q, k, v, "uniform", key_padding_mask=kpm)
+    assert torch.allclose(out, v[:, :, :4].mean(2, keepdim=True).expand_as(out), atol=1e-6)
+    causal = attention(q, k, v, "uniform", causal=True)
+    assert torch.allclose(causal[0, 0, 2], v[0, 0, :3].mean(0), atol=1e-6)
+
+
+def test_the_positive_control_grids_ablate_attention_in_the_softmax_runs():
+    from polyattn.experiments import GRIDS
+
+    for name, base in (("physics_ablated", "physics"), ("detection_ablated", "detection_proxy")):
+        ablated = GRIDS[name]("book")
+        softmax = {c.hash for c in GRIDS[base]("book") if c.activation == "softmax"}
+        assert ablated and all(c.activation == "uniform" for c in ablated)
+        for c in ablated:
+            assert c.replace(experiment=base, activation="softmax").hash in softmax

@@ -60,8 +60,8 @@ def _cost_class(config) -> str:
 #: Fields that change how long a run takes only through how much it trains (or not at all): two
 #: configs that differ only in these share a *shape*, whose cost per unit of training is one rate.
 _RATE_FREE = ("activation", "seed", "experiment", "epochs", "train_subset", "probe_every", "clip_grad",
-              "weight_decay", "qk_weight_decay", "qk_init_scale", "qk_norm", "n_mode", "eval_every", "warmup_epochs",
-              "lr", "min_lr", "label_smoothing", "drop_path")
+              "weight_decay", "qk_weight_decay", "qk_init_scale", "out_init_scale", "qk_norm", "n_mode", "eval_every",
+              "warmup_epochs", "lr", "min_lr", "label_smoothing", "drop_path")
 
 
 def _shape(config) -> tuple:

@@ -9,7 +9,16 @@ cube, ``poly:p=3,c=1/14`` the paper's fixed 1/14, ``poly:p=1`` x/sqrt(N)).
 """
 from __future__ import annotations
 
-from .register_book import _CUBE_14, _CUBE_SQRT_N, _LRA_CHANCE, BOOK_CLAIMS, CLIPPED, KJV_UNIGRAM_BPC, UNIGRAM_BAND
+from .register_book import (
+    _CUBE_14,
+    _CUBE_SQRT_N,
+    _LRA_CHANCE,
+    BOOK_CLAIMS,
+    CLIPPED,
+    FASHION_MNIST_CHANCE,
+    KJV_UNIGRAM_BPC,
+    UNIGRAM_BAND,
+)
 from .register_book import _SM as _SOFTMAX
 from .register_late import LATE_CLAIMS
 from .spec import RegisteredClaim, vs
@@ -361,13 +370,36 @@ LENGTH_SCALE_FOLLOWS_N = RegisteredClaim(
     scale=_LS_SCALE + "; evaluated at 2 and 4 times the training length",
 )
 
+# --- the norm intervention without its confounds: registered before the first run of its grid ------------
+_IU = "vit_intervention_unclipped"
+NORM_INTERVENTION_UNCLIPPED = RegisteredClaim(
+    "norm_intervention_unclipped",
+    "Without gradient clipping and with the output scale compensated, lifting softmax's bound ($8\\cdot$softmax, "
+    "output projection started 8 times smaller) hurts, and capping the rows of $x^3/\\sqrt{N}$ at norm 1 helps it",
+    "paper, Section 4 (the mechanism); review ICLR 2025 (clamp or scale softmax's norm)", "03_norms",
+    comparisons=(
+        _vs(_IU, {"activation": "softmax:k=8", "out_init_scale": 0.125}, _SOFTMAX, "necessity",
+            "8·softmax, output compensated − softmax, unclipped", "worse", baseline_grid="vit_unclipped"),
+        _vs(_IU, {"activation": "poly_cap:p=3"}, _CUBE_SQRT_N, "sufficiency_contrast",
+            "capped − uncapped x³/√N, unclipped", "better", baseline_grid="vit_unclipped"),
+        _vs(_IU, {"activation": "softmax:k=1/8"}, _SOFTMAX, "tightened", "softmax/8 − softmax, unclipped",
+            "equivalent", baseline_grid="vit_unclipped", role="description"),
+        _vs(_IU, {"activation": "poly_cap:p=3"}, _SOFTMAX, "capped_vs_softmax", "capped x³/√N − softmax, unclipped",
+            "equivalent", baseline_grid="vit_unclipped", role="description"),
+    ),
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_band=2.0,
+    notes=("5 seeds planned: the clipped intervention's pair spread at this scale decides with 4 or 5 (the design "
+           "table on the status page: norm_intervention)",),
+    scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
+)
+
 #: Every registered claim, by id: the book's earlier claims first, then those registered before their runs.
 REGISTER = {c.id: c for c in (
     *BOOK_CLAIMS,
     UNCLIPPED_PARITY, UNCLIPPED_SCALE_NEEDED, CLIPPING_DOES_THE_SCALES_JOB, QK_CONTROLS_UNCLIPPED,
     WEIGHT_DECAY_UNCLIPPED, QK_NORM, QUADRATIC, CONVERGED_SCALE_NEEDED, LINEAR_ON_DEIT, MQAR_LONG, NOPE_LM,
     LRA_LONG, PHYSICS_LONG, ALTERNATIVES_VS_UNSCALED, CONVERGED_UNCLIPPED, TABLE2_CONVERGED, *LATE_CLAIMS,
-    LENGTH_SCALE_NEEDED, LENGTH_SCALE_FOLLOWS_N,
+    LENGTH_SCALE_NEEDED, LENGTH_SCALE_FOLLOWS_N, NORM_INTERVENTION_UNCLIPPED,
 )}
 
 

@@ -104,6 +104,12 @@ PHYSICS_POLY = RegisteredClaim(
         _c(pde.split(":")[0], f"x³/√N − softmax, {pde.split(':')[0]} (log10 rMAE)", "physics",
            {**_CUBE_SQRT_N, "dataset": pde, "model": "small"}, {**_SM, "dataset": pde, "model": "small"},
            "equivalent", metric="rMAE", transform="log10")
+        for pde in ("convection:beta=30", "reaction", "wave")) + tuple(
+        # the positive control, registered before its runs: with attention ablated PINNsFormer must do worse
+        _c(f"ablated_{pde.split(':')[0]}", f"attention ablated (uniform 1/N) − softmax, {pde.split(':')[0]} "
+           "(log10 rMAE, positive control)", "physics_ablated", {"activation": "uniform", "dataset": pde},
+           {**_SM, "dataset": pde, "model": "small"}, "worse", base_grid="physics", metric="rMAE",
+           transform="log10", role="check")
         for pde in ("convection:beta=30", "reaction", "wave")),
     # a run whose error is within a factor 10 of predicting zero everywhere (rMAE > 0.1) did not solve it
     margin=math.log10(2.0), chance=0.0, chance_band=1.0, margin_commit="fde58f9", chance_registered_after=CHANCE_LATE,
@@ -153,7 +159,12 @@ DETECTION = RegisteredClaim(
         _c(f"{name}_{m}", f"{label} − softmax, {m.replace('_ap', ' AP')}", "detection_proxy", act, _SM, "equivalent",
            metric=m)
         for name, act, label in (("cube_sqrt_n", _CUBE_SQRT_N, "x³/√N"), ("cube_14", _CUBE_14, "x³/14"))
-        for m in ("box_ap", "mask_ap")),
+        for m in ("box_ap", "mask_ap")) + (
+        # the positive control, registered before its runs: with attention ablated the proxy must score worse
+        _c("ablated_box_ap", "attention ablated (uniform 1/N) − softmax, box AP (positive control)",
+           "detection_ablated", {"activation": "uniform"}, _SM, "worse", base_grid="detection_proxy", metric="box_ap",
+           role="check"),
+    ),
     margin=2.0, margin_commit="811a576",
     scale="Mask R-CNN on synthetic Fashion-MNIST scenes, book preset",
 )

@@ -24,6 +24,7 @@ GRID_TITLES = {
     "vit_converged": "converged tier",
     "vit_unclipped": "converged tier, unclipped",
     "vit_norm_intervention": "norm intervention",
+    "vit_intervention_unclipped": "norm intervention, unclipped, output compensated",
     "vit_table2": "Table 2 analogue",
     "vit_table2_converged": "Table 2 analogue, converged tier",
     "critique_qk_controls": "Q/K decay and init, clipped",
@@ -43,7 +44,9 @@ GRID_TITLES = {
     "lra_long": "shortened LRA, longer training",
     "physics": "PINNsFormer",
     "physics_long": "PINNsFormer, 500 L-BFGS steps",
+    "physics_ablated": "PINNsFormer with attention ablated",
     "detection_proxy": "Mask R-CNN proxy",
+    "detection_ablated": "Mask R-CNN proxy with attention ablated",
 }
 
 #: Each dataset a claim's runs train on, as a reader knows it.

@@ -10,6 +10,7 @@ GRIDS = {
     "vit_table1_quadratic": vit.table1_quadratic,
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
+    "vit_intervention_unclipped": vit.intervention_unclipped,
     "vit_norm_intervention": vit.intervention,
     "vit_table2_converged": vit.table2_converged,
     "vit_scale_long": vit.scale_sweep_long,
@@ -19,6 +20,7 @@ GRIDS = {
     "physics": physics.physics,
     "physics_published_speed": physics.published_speed,
     "physics_long": physics.physics_long,
+    "physics_ablated": physics.physics_ablated,
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,
     "causal_length_sweep": causal.length_sweep,
@@ -34,6 +36,7 @@ GRIDS = {
     "critique_qk_norm": critiques.qk_norm,
     "critique_short_retrain": short_retrain.short_retrain,
     "detection_proxy": detection.detection_proxy,
+    "detection_ablated": detection.detection_ablated,
 }
 
 __all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "short_retrain",

@@ -86,4 +86,13 @@ def detection_proxy(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for s in seeds_for(preset, seeds) for _, act in DETECTION_VARIANTS]
 
 
-__all__ = ["DETECTION_VARIANTS", "detection_proxy", "variant_label"]
+def detection_ablated(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """The positive control: :func:`detection_proxy`'s softmax runs with attention ablated (``uniform``:
+    every visible token weighted 1/N). Where it too matches softmax, the proxy cannot see attention."""
+    if check(preset) == "paper":
+        return []
+    return [c.replace(experiment="detection_ablated", activation="uniform")
+            for c in detection_proxy(preset, seeds) if c.activation == "softmax"]
+
+
+__all__ = ["DETECTION_VARIANTS", "detection_ablated", "detection_proxy", "variant_label"]

@@ -271,3 +271,14 @@ __all__ = ["BOOK_NOTES", "MAIN_VARIANTS", "PDES", "PINNSFORMER_VARIANTS", "PINN_
            "SEEDS", "SEED_REPORT", "SIZING", "VARIANTS", "config_for", "pde_of", "pde_spec", "physics", "preset_pdes",
            "PUBLISHED_SPEED_STEPS", "published_speed", "published_speed_runs",
            "setting_table", "variant_label"]
+
+
+#: The positive control: attention ablated (every visible token weighted 1/N) in place of softmax, on
+#: every PDE the preset runs, at the book's budget and seeds. Where it too matches softmax, the
+#: benchmark cannot see what attention does, and the comparison of activations on it says nothing.
+def physics_ablated(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """PINNsFormer with :func:`polyattn.activations_extra` ``uniform`` attention, one run per PDE and seed."""
+    if check(preset) == "paper":
+        return []
+    return [config_for(preset, pde, "softmax", s).replace(experiment="physics_ablated", activation="uniform")
+            for s in seeds_for(preset, seeds) for pde in preset_pdes(preset)]

@@ -193,6 +193,25 @@ def intervention(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for s in seeds_for(preset, seeds, INTERVENTION_SEEDS.get(act, DEFAULT_SEEDS))]
 
 
+#: The norm intervention without its confounds, at the paper's own recipe (no clipping) and the converged
+#: tier's scale and seeds. k * softmax also multiplies the attention branch's output by k, which the
+#: output projection could absorb; with the projection started k times smaller the network starts as
+#: the same function as softmax while ||A||_F may reach k sqrt(N). softmax/8 tightens the bound; the
+#: capped x^3/sqrt(N) is compared with the uncapped one (softmax and x^3/sqrt(N) themselves are the
+#: records of :func:`unclipped`).
+INTERVENTION_UNCLIPPED = (("softmax:k=8", 0.125), ("softmax:k=1/8", 1.0), ("poly_cap:p=3", 1.0))
+
+
+def intervention_unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`intervention` without clipping, the output-compensated 8·softmax, softmax/8 and the capped cube."""
+    if preset == "paper":
+        return paper_configs()
+    return [_cfg(preset, "vit_intervention_unclipped", _CONVERGED_SCALE, activation=act, patch_size=4,
+                 model="micro", seed=s, clip_grad=0.0, out_init_scale=out, probe_every=_converged_probe_every(preset),
+                 **_CONVERGED_PROBES)
+            for act, out in INTERVENTION_UNCLIPPED for s in seeds_for(preset, seeds, CONVERGED_SEEDS)]
+
+
 #: The scale sweep trained longer: a grid of c wide enough to put the best constant inside it
 #: at each length, more images and epochs (the 197-token setting costs about seven times the
 #: 50-token one, so it gets half the images).
