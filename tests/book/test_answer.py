@@ -86,3 +86,19 @@ def test_the_verdicts_command_reports_a_stale_file(tmp_path):
     assert any("table_parity" in d for d in verdicts.differences(tmp_path))
     verdicts.write(tmp_path)
     assert verdicts.differences(tmp_path) == []
+
+
+def test_the_three_questions_are_answered_from_the_register_with_their_numbers():
+    from polyattn.book.answer import questions_markdown
+    from polyattn.claims.evaluate import evaluate_all
+    from polyattn.claims.report import estimate_cell
+
+    verdicts = evaluate_all()
+    text = questions_markdown(verdicts)
+    assert [line[:3] for line in text.splitlines()] == ["1. ", "2. ", "3. "]
+    parity = verdicts["table_parity"]
+    converged = next(r for r in parity.comparisons if r.comparison.id == "converged")
+    assert f"**{parity.form}**" in text.splitlines()[0] and estimate_cell(converged) in text.splitlines()[0]
+    assert f"**{verdicts['norm_intervention'].form}**" in text.splitlines()[2]
+    linked = questions_markdown(verdicts, links=True)
+    assert "{ref}`chapter 04 <claim-table-parity>`" in linked

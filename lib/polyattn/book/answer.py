@@ -58,6 +58,60 @@ def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
     return out
 
 
+def _row(v, cid: str):
+    return next((r for r in v.comparisons if r.comparison.id == cid), None) if v is not None else None
+
+
+def _said(v, r, what: str) -> str:
+    """"x³/√N − softmax: −0.24 [−0.49, +0.01] points, equivalent within ±1 (5 pairs)", or how many pairs
+    are stored when fewer than two are."""
+    from ..claims.report import estimate_cell
+
+    if r is None:
+        return f"{what}: not registered"
+    if r.n < 2:
+        return f"{what}: {r.n} of {r.planned} planned pairs stored so far"
+    result = r.result + r.qualifier
+    within = f" within ±{r.margin:g}" if r.result == "equivalent" else ""
+    return f"{what}: {estimate_cell(r)}, {result}{within} ({r.n} of {r.planned} planned pairs)"
+
+
+def questions_markdown(verdicts: dict, links: bool = False) -> str:
+    """The paper's three questions, each answered in one sentence from the register's verdicts, with
+    the claims it rests on (and, with ``links``, links to their sections)."""
+    from ..claims.report import section_link
+
+    def where(cid: str) -> str:
+        v = verdicts.get(cid)
+        if v is None:
+            return ""
+        return f" ({section_link(cid, 'chapter ' + v.claim.chapter[:2])})" if links else f" (chapter {v.claim.chapter[:2]})"
+
+    parity, conv_un = verdicts.get("table_parity"), verdicts.get("converged_unclipped")
+    needed, length = verdicts.get("converged_scale_needed"), verdicts.get("length_scale_needed")
+    mech, mech_un = verdicts.get("norm_intervention"), verdicts.get("norm_intervention_unclipped")
+    first = (f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** On Fashion-MNIST with the micro ViT trained to "
+             f"convergence, the verdict is **{parity.form if parity else 'not registered'}**: "
+             f"{_said(parity, _row(parity, 'converged'), 'x³/√N − softmax, gradients clipped')}{where('table_parity')}; "
+             f"without clipping, the paper's own recipe, "
+             f"{_said(conv_un, _row(conv_un, 'cube_sqrt_n'), 'x³/√N − softmax')}{where('converged_unclipped')}. "
+             "On the other tasks the answer differs by task: see the table.")
+    second = (f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** At convergence with clipping the verdict on \"the "
+              f"unscaled $x^3$ is worse\" is **{needed.form if needed else 'not registered'}**: "
+              f"{_said(needed, _row(needed, 'cube_vs_scaled_converged'), 'x³ − x³/√N')}{where('converged_scale_needed')}; "
+              f"without clipping, {_said(conv_un, _row(conv_un, 'cube_vs_scaled'), 'x³ − x³/√N')}; "
+              f"varying the length $N$ itself (character model at $T$ = 1024), "
+              f"{_said(length, _row(length, 'cube_vs_row_1024'), 'x³ − x³/√(i+1)')}{where('length_scale_needed')}.")
+    third = (f"3. **Does the norm bound explain why softmax works?** The intervention reads "
+             f"**{mech.form if mech else 'not registered'}**: "
+             f"{_said(mech, _row(mech, 'necessity'), 'lifting the bound (8·softmax − softmax)')}; "
+             f"{_said(mech, _row(mech, 'sufficiency_contrast'), 'imposing it (capped − uncapped x³/√N)')}"
+             f"{where('norm_intervention')}; without clipping and with the output scale compensated, "
+             f"{_said(mech_un, _row(mech_un, 'necessity'), '8·softmax − softmax')}{where('norm_intervention_unclipped')}. "
+             "Trained $x^3/\\sqrt{N}$ also leaves $\\lVert A\\rVert_F$ far above softmax's (the first finding below).")
+    return "\n".join((first, second, third))
+
+
 def findings_markdown(verdicts: dict) -> str:
     """The findings the book's data show most clearly, as Markdown bullets with their numbers."""
     from ..claims.report import estimate_cell, fixed
@@ -138,7 +192,8 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
             "by one rule over the comparisons the claim is about (the legend below); † marks a claim whose margin, "
             "rule or chance level was fixed after some of its runs were seen; (interim) marks a key comparison "
             "with fewer pairs than planned.")
-    return f"{note}\n\n{table}\n\n{legend_markdown()}\n\n{findings_markdown(verdicts)}"
+    return (f"{questions_markdown(verdicts, links=links)}\n\n{note}\n\n{table}\n\n{legend_markdown()}\n\n"
+            f"{findings_markdown(verdicts)}")
 
 
 def intro_answer(src: Path, verdicts: dict | None = None) -> str:
