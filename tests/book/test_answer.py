@@ -102,3 +102,17 @@ def test_the_three_questions_are_answered_from_the_register_with_their_numbers()
     assert f"**{verdicts['norm_intervention'].form}**" in text.splitlines()[2]
     linked = questions_markdown(verdicts, links=True)
     assert "{ref}`chapter 04 <claim-table-parity>`" in linked
+
+
+def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):
+    import subprocess
+    import sys
+
+    text = (repo_root / "README.md").read_text()
+    block = text.split("<!-- slow tests: checked by tests/book/test_answer.py -->", 1)[1].split(
+        "<!-- end of slow tests -->", 1)[0]
+    listed = {line.split("`")[1] for line in block.splitlines() if line.startswith("- `")}
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "slow or book", "tests"],
+                         capture_output=True, text=True, cwd=repo_root).stdout
+    marked = {line.split("::")[-1].split("[")[0] for line in out.splitlines() if "::" in line}
+    assert marked == listed, f"slow tests not listed: {sorted(marked - listed)}; listed but not slow: {sorted(listed - marked)}"
