@@ -11,6 +11,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PRESET ?= book
+# chapters executed at once (each kernel with its share of the cores; the timing chapter runs alone)
+JOBS ?= 2
 PYTEST_ARGS ?=
 REQ_HASH := $(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.setup-$(REQ_HASH)
@@ -103,7 +105,7 @@ system-browser:
 	fi
 
 book: setup system-fonts
-	$(PY) -m polyattn.book --preset $(PRESET)
+	$(PY) -m polyattn.book --preset $(PRESET) --jobs $(JOBS)
 
 test: setup system-fonts system-browser
 	$(PY) -m ruff check lib tests
