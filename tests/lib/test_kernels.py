@@ -1,11 +1,7 @@
 """The fast paths equal the naive reference, in values and gradients.
 
-Accuracy rule: against a float64 naive reference, a fast path's float32 error may be
-at most twice the naive float32 path's error, plus a floor scaled to the magnitude
-of the quantity (2e-6 of its largest entry: sums of feature products or of tiles
-round differently from one matrix product).  The degree-3 feature map gets a floor of 1e-5:
-its sums run over C(d + 2, 3) products as large as (|q| |k|)^3, which cancel down to the
-cubed score (the largest excess measured over these shapes is about half that floor).
+The accuracy rule is the one of :mod:`support.kernels` (twice the naive float32 path's error plus a
+floor scaled to the quantity's magnitude).
 """
 
 import pytest

@@ -41,7 +41,7 @@ from ..metric_specs import Metric
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
 from .metrics import set_metrics
-from .stats import ALPHA, POWER, paired_difference
+from .stats import ALPHA, POWER, clopper_pearson, paired_difference
 from .verdicts import BOOK_FORMS
 
 #: A run with a final test rMAE above this failed (fixed before any record was read).
@@ -100,18 +100,6 @@ def physics_epochs(records: Iterable[dict]) -> pd.DataFrame:
     ``pde`` and ``variant``: the loss terms and test errors over L-BFGS steps."""
     records = _check_records(records)
     return _order(_tag(records_to_frame(records), records))
-
-
-def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) interval of a proportion ``k`` of ``n``; NaN for n = 0."""
-    from scipy import stats
-
-    if n == 0:
-        return np.nan, np.nan
-    a = 1 - confidence
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
-    return lo, hi
 
 
 def error_table(final: pd.DataFrame, metric: str = "rMAE", confidence: float = 0.95) -> pd.DataFrame:

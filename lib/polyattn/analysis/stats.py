@@ -331,3 +331,15 @@ def binomial_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, 
     lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
     return lo, hi
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a proportion ``k`` of ``n``; NaN for n = 0."""
+    from scipy import stats
+
+    if n == 0:
+        return np.nan, np.nan
+    a = 1 - confidence
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi

@@ -222,11 +222,6 @@ def detectable(mdes: Iterable[Optional[float]]) -> Optional[float]:
 
 def exact_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Clopper–Pearson interval for a share of ``k`` successes in ``n`` (as fractions)."""
-    from scipy import stats
+    from ..analysis.stats import clopper_pearson
 
-    if n == 0:
-        return math.nan, math.nan
-    a = 1 - level
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
-    return lo, hi
+    return clopper_pearson(k, n, level)
