@@ -741,13 +741,18 @@ def test_readme_findings_block_is_the_one_the_committed_verdicts_give():
 @pytest.mark.slow
 @pytest.mark.book
 def test_committed_verdicts_are_what_the_committed_records_produce(tmp_path):
-    """The record-based chapters, executed at the book preset from the committed records, give
-    exactly the verdicts of data/verdicts.json (and so the README's findings)."""
+    """The chapters that measure rather than compare runs, executed at the book preset from the committed
+    records, give exactly the measured rows of data/verdicts.json (the register's rows are checked in
+    seconds by `python -m polyattn verdicts --check`)."""
+    from polyattn.book.verdicts import register_id
+
     committed = json.loads((ROOT / book.VERDICTS_FILE).read_text())
-    chapters = sorted({v["chapter"] for v in committed.values()})
+    measured = {k: v for k, v in committed.items() if register_id(k) is None}
+    chapters = sorted({v["chapter"] for v in measured.values()})
     book.run(preset="book", chapters=chapters, root=ROOT, build_root=tmp_path, html=False, jobs=2)
     executed = {c: tmp_path / "_build" / "executed" / f"{c}.ipynb" for c in chapters}
-    assert book.collect_verdicts(executed) == committed
+    glued = book.collect_verdicts(executed)
+    assert {k: v for k, v in glued.items() if k in measured} == measured
 
 
 def test_unread_records_are_those_no_grid_names(tmp_path, monkeypatch):
