@@ -129,7 +129,7 @@ QK_NORM = RegisteredClaim(
         _vs(_QKN, _SOFTMAX, _SOFTMAX, "softmax_qknorm_vs_softmax", "softmax with − without QK-norm (control)",
             "equivalent", baseline_grid=_U, role="check"),
         _vs(_QKN, _CUBE, _CUBE, "cube_qknorm_vs_cube", "x³ with − without QK-norm", "better", baseline_grid=_U,
-            role="description"),
+            role="description", cited_from="alternatives_vs_unscaled:qk_norm"),
     ),
     margin=1.0,
     scale="micro ViT, 5,000 Fashion-MNIST images, 6 epochs, no gradient clipping, book preset",

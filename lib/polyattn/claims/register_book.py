@@ -198,7 +198,7 @@ NORM_INTERVENTION = RegisteredClaim(
         _c("sufficiency", "capped x³/√N − softmax, converged recipe", "vit_norm_intervention",
            {"activation": "poly_cap:p=3"}, _SM, "equivalent", base_grid="vit_converged", role="description"),
         _c("uncapped", "uncapped x³/√N − softmax, converged recipe", "vit_converged", _CUBE_SQRT_N, _SM,
-           "equivalent", role="description"),
+           "equivalent", role="description", cited_from="table_parity:converged"),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="900830c", chance_registered_after=CHANCE_LATE,
     registered_after="the sufficiency half was first judged as capped x³/√N against softmax; that it needs the "

@@ -21,15 +21,19 @@ _QK_CLIP, _QK_FREE = "critique_qk_controls", "critique_qk_controls_unclipped"
 
 
 def _qk(grid: str, tier: str, what: str):
+    # the unclipped runs' comparisons are owned by qk_controls_unclipped (registered first), and cited here
+    own = {"qk_decay_0.5": "qk_decay_0.5", "qk_decay_5": "qk_decay_5", "qk_init": "qk_init",
+           "plain_cube": "plain_cube"}
+    cite = (lambda name: f"qk_controls_unclipped:{own[name]}") if tier == "unclipped" else (lambda name: None)
     return (
         vs(grid, {**_CUBE, "qk_weight_decay": 0.5}, _CUBE_SQRT_N, f"qk_decay_0.5_{tier}",
-           f"x³ with Q/K decay 0.5 − x³/√N, {what}", "equivalent", tier=tier),
+           f"x³ with Q/K decay 0.5 − x³/√N, {what}", "equivalent", tier=tier, cited_from=cite("qk_decay_0.5")),
         vs(grid, {**_CUBE, "qk_weight_decay": 5.0}, _CUBE_SQRT_N, f"qk_decay_5_{tier}",
-           f"x³ with Q/K decay 5 − x³/√N, {what}", "equivalent", tier=tier),
+           f"x³ with Q/K decay 5 − x³/√N, {what}", "equivalent", tier=tier, cited_from=cite("qk_decay_5")),
         vs(grid, {**_CUBE, "qk_init_scale": 0.7218}, _CUBE_SQRT_N, f"qk_init_{tier}",
-           f"x³ with Q/K init ×0.72 − x³/√N, {what}", "equivalent", tier=tier),
+           f"x³ with Q/K init ×0.72 − x³/√N, {what}", "equivalent", tier=tier, cited_from=cite("qk_init")),
         vs(grid, _PLAIN_CUBE, _CUBE_SQRT_N, f"plain_cube_{tier}", f"x³ − x³/√N (no control), {what}", "worse",
-           tier=tier),
+           tier=tier, cited_from=cite("plain_cube")),
     )
 
 
@@ -38,11 +42,13 @@ _WD_CLIP, _WD_FREE = "critique_weight_decay", "critique_weight_decay_unclipped"
 
 def _wd(grid: str, tier: str, what: str):
     base = {**_CUBE_SQRT_N, "weight_decay": 0.05}
+    # the unclipped runs' comparisons are owned by weight_decay_unclipped (registered first), and cited here
+    cite = (lambda name: f"weight_decay_unclipped:{name}") if tier == "unclipped" else (lambda name: None)
     return (
         vs(grid, {**_CUBE, "weight_decay": 0.5}, base, f"cube_decay_0.5_{tier}",
-           f"x³ at decay 0.5 − x³/√N at 0.05, {what}", "equivalent", tier=tier),
+           f"x³ at decay 0.5 − x³/√N at 0.05, {what}", "equivalent", tier=tier, cited_from=cite("cube_decay_0.5")),
         vs(grid, {**_CUBE, "weight_decay": 0.05}, base, f"cube_decay_0.05_{tier}",
-           f"x³ − x³/√N, both at decay 0.05, {what}", "worse", tier=tier),
+           f"x³ − x³/√N, both at decay 0.05, {what}", "worse", tier=tier, cited_from=cite("cube_decay_0.05")),
     )
 
 
