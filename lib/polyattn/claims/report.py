@@ -265,36 +265,49 @@ RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, within th
 
 def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):
     """Each polynomial-against-softmax difference in units of its margin, with its 95% interval,
-    oriented so that right means the polynomial did better, coloured by its result."""
+    oriented so that right means the polynomial did better, coloured by its result, grouped by the
+    experiment it comes from (labels at 9 pt, the margin shaded)."""
     import matplotlib.pyplot as plt
 
     pairs = polynomial_vs_softmax(verdicts)
+    order = list(dict.fromkeys(TOPICS.values()))
+    topic = {id(r): TOPICS.get(v.claim.id, v.claim.chapter.split("_", 1)[1]) for v, r in pairs}
+    pairs = sorted(pairs, key=lambda vr: (order.index(topic[id(vr[1])]) if topic[id(vr[1])] in order else len(order)))
     if ax is None:
-        fig, ax = plt.subplots(figsize=(8.0, 0.26 * len(pairs) + 1.6))
+        fig, ax = plt.subplots(figsize=(9.0, 0.32 * len(pairs) + 1.9))
     else:
         fig = ax.figure
     labels = []
+    previous = None
     for i, (v, r) in enumerate(reversed(pairs)):
         sign = 1 if r.higher_is_better else -1
         m = r.margin
         x, lo, hi = (sign * r.mean / m, sign * r.ci_low / m, sign * r.ci_high / m)
         lo, hi = min(lo, hi), max(lo, hi)
         colour = RESULT_COLOURS.get(r.result, "#7f7f7f")
-        ax.plot([lo, hi], [i, i], color=colour, lw=2)
-        ax.plot([x], [i], "o", color=colour, ms=5)
-        topic = TOPICS.get(v.claim.id, v.claim.chapter.split("_", 1)[1])
-        labels.append(f"{topic}: {short_label(r.comparison.label)} ({r.n})")
+        ax.plot([lo, hi], [i, i], color=colour, lw=2.2)
+        ax.plot([x], [i], "o", color=colour, ms=5.5)
+        t = topic[id(r)]
+        if previous is not None and t != previous:
+            ax.axhline(i - 0.5, color="#cccccc", lw=0.6)
+        previous = t
+        label = short_label(r.comparison.label)
+        if v.claim.id.endswith("_long") and "longer" not in label:
+            label += ", longer training"
+        labels.append(f"{t}: {label} ({r.n})")
     ax.axvspan(-1, 1, color="#1b9e77", alpha=0.08, lw=0)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(range(len(labels)), labels, fontsize=7)
-    ax.set_xlabel("polynomial minus softmax, in units of each claim's margin\n(right: polynomial better; shaded: "
-                  "within the margin; bars: 95% intervals; paired seeds in brackets)", fontsize=8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=9)
+    ax.tick_params(axis="x", labelsize=9)
+    ax.set_xlabel("polynomial minus softmax, in units of each claim's margin\n(right: polynomial better; "
+                  "shaded: within the margin;\nbars: 95% intervals; paired seeds in brackets)", fontsize=9)
     lim = max(3.0, min(12.0, max((abs(t) for t in ax.get_xlim()), default=3.0)))
     ax.set_xlim(-lim, lim)
     handles = [plt.Line2D([], [], color=c, marker="o", lw=2, label=k) for k, c in RESULT_COLOURS.items()
                if any(r.result == k for _, r in pairs)]
-    ax.legend(handles=handles, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
-    fig.tight_layout()
+    fig.legend(handles=handles, fontsize=9, loc="upper center", ncol=4, frameon=False)
+    rows = -(-len(handles) // 4)
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 * rows + 0.1) / fig.get_figheight()))
     return fig
 
 
