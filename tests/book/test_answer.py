@@ -116,3 +116,14 @@ def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):
                          capture_output=True, text=True, cwd=repo_root).stdout
     marked = {line.split("::")[-1].split("[")[0] for line in out.splitlines() if "::" in line}
     assert marked == listed, f"slow tests not listed: {sorted(marked - listed)}; listed but not slow: {sorted(listed - marked)}"
+
+
+def test_a_row_that_a_register_claim_decides_states_the_registers_statement():
+    from polyattn.book.claims import CLAIMS, statement
+    from polyattn.book.verdicts import register_id
+    from polyattn.claims.register import REGISTER
+
+    rows = {c.id: c for c in CLAIMS}
+    assert statement(rows["table_parity"]) == REGISTER["table_parity"].statement
+    assert statement(rows["norm_mechanism"]) == REGISTER["norm_intervention"].statement
+    assert register_id("thm41_1") is None and statement(rows["thm41_1"]) == rows["thm41_1"].claim

@@ -112,6 +112,19 @@ CLAIMS = (
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 
 
+def statement(c: Claim) -> str:
+    """What a row of the verdict table claims: the register's statement when a register claim
+    decides the row (one statement per claim), else the row's own."""
+    from .verdicts import register_id
+
+    cid = register_id(c.id)
+    if cid is None:
+        return c.claim
+    from ..claims.register import REGISTER
+
+    return REGISTER[cid].statement
+
+
 
 def verdict(claim_id: str, summary: str, form: str) -> str:
     """Deliver a chapter's verdict on a claim of :data:`CLAIMS` to the intro's table.
@@ -193,12 +206,12 @@ def findings_markdown(verdicts: dict[str, dict]) -> str:
     for c in CLAIMS:
         v = verdicts.get(c.id)
         if c.machine_dependent:
-            lines.append(f"- {c.claim}: measured on the machine that builds the book (chapter "
+            lines.append(f"- {statement(c)}: measured on the machine that builds the book (chapter "
                          f"{c.chapter.split('_', 1)[0]}).")
         elif v is None:
-            lines.append(f"- {c.claim}: pending (chapter {c.chapter.split('_', 1)[0]}).")
+            lines.append(f"- {statement(c)}: pending (chapter {c.chapter.split('_', 1)[0]}).")
         else:
-            lines.append(f"- {c.claim}: **{v['form']}**. {v['summary']}")
+            lines.append(f"- {statement(c)}: **{v['form']}**. {v['summary']}")
     return "\n".join(lines)
 
 
@@ -260,6 +273,6 @@ def verdict_table(executed: dict[str, Path]) -> str:
             where = (f"{{doc}}`chapter {number} </chapters/{c.chapter}>`" if c.chapter in executed
                      else f"chapter {number}")
             cell = f"pending: chapter {number}"
-        lines.append(f"| {c.claim} | {c.source} | {where} | {cell} |")
+        lines.append(f"| {statement(c)} | {c.source} | {where} | {cell} |")
     return "\n".join(lines)
 
