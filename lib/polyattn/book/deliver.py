@@ -161,8 +161,12 @@ def findings(chapter: str, glue_it: bool = True) -> str:
 
 def stored_of(configs) -> str:
     """"3 of 36": how many of ``configs`` have a valid stored record (clean-tree evidence only)."""
+    configs = list(configs)
+    return f"{len(stored_records(configs)):,} of {len(configs):,}"
+
+
+def stored_records(configs) -> list[dict]:
+    """The valid stored records of ``configs`` (clean-tree evidence only), in the configs' order."""
     from ..runs import stored
 
-    configs = list(configs)
-    have = sum(stored(c) is not None for c in configs)
-    return f"{have:,} of {len(configs):,}"
+    return [r for r in (stored(c) for c in configs) if r is not None]
