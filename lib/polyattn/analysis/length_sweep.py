@@ -58,7 +58,7 @@ def slope_over_log_length(frame: pd.DataFrame, candidate: str, baseline: str, me
     from scipy import stats
 
     slopes = []
-    for seed, g in frame.groupby("seed"):
+    for _, g in frame.groupby("seed"):
         c = g[g["variant"] == candidate].set_index("T")[metric]
         b = g[g["variant"] == baseline].set_index("T")[metric]
         d = (c - b).dropna()
