@@ -101,7 +101,8 @@ def test_the_three_questions_are_answered_from_the_register_with_their_numbers()
     assert f"**{parity.form}**" in text.splitlines()[0] and estimate_cell(converged) in text.splitlines()[0]
     assert f"**{verdicts['norm_intervention'].form}**" in text.splitlines()[2]
     linked = questions_markdown(verdicts, links=True)
-    assert "{ref}`chapter 04 <claim-table-parity>`" in linked
+    assert "{ref}`without it <claim-converged-unclipped>`" in linked
+    assert "{ref}`at T = 1024 <claim-length-scale-needed>`" in linked
 
 
 def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):

@@ -62,54 +62,44 @@ def _row(v, cid: str):
     return next((r for r in v.comparisons if r.comparison.id == cid), None) if v is not None else None
 
 
-def _said(v, r, what: str) -> str:
-    """"x³/√N − softmax: −0.24 [−0.49, +0.01] points, equivalent within ±1 (5 pairs)", or how many pairs
-    are stored when fewer than two are."""
+def _said(r) -> str:
+    """"−0.24 [−0.49, +0.01] points, equivalent (5 of 5 pairs)", or "0 of 5 pairs stored" before two are."""
     from ..claims.report import estimate_cell
 
     if r is None:
-        return f"{what}: not registered"
+        return "not registered"
     if r.n < 2:
-        return f"{what}: {r.n} of {r.planned} planned pairs stored so far"
-    result = r.result + r.qualifier
-    within = f" within ±{r.margin:g}" if r.result == "equivalent" else ""
-    return f"{what}: {estimate_cell(r)}, {result}{within} ({r.n} of {r.planned} planned pairs)"
+        return f"{r.n} of {r.planned} pairs stored"
+    return f"{estimate_cell(r)}, {r.result}{r.qualifier} ({r.n} of {r.planned} pairs)"
 
 
 def questions_markdown(verdicts: dict, links: bool = False) -> str:
-    """The paper's three questions, each answered in one sentence from the register's verdicts, with
-    the claims it rests on (and, with ``links``, links to their sections)."""
+    """The paper's three questions, each answered in one short sentence from the register's verdicts
+    (the claim's verdict word, then its key comparisons), with the section it rests on."""
     from ..claims.report import section_link
 
-    def where(cid: str) -> str:
+    def ref(cid: str, text: str) -> str:
+        return section_link(cid, text) if links else text
+
+    def form(cid: str) -> str:
         v = verdicts.get(cid)
-        if v is None:
-            return ""
-        return f" ({section_link(cid, 'chapter ' + v.claim.chapter[:2])})" if links else f" (chapter {v.claim.chapter[:2]})"
+        return f"**{v.form}**" if v is not None else "not registered"
 
     parity, conv_un = verdicts.get("table_parity"), verdicts.get("converged_unclipped")
     needed, length = verdicts.get("converged_scale_needed"), verdicts.get("length_scale_needed")
     mech, mech_un = verdicts.get("norm_intervention"), verdicts.get("norm_intervention_unclipped")
-    first = (f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** On Fashion-MNIST with the micro ViT trained to "
-             f"convergence, the verdict is **{parity.form if parity else 'not registered'}**: "
-             f"{_said(parity, _row(parity, 'converged'), 'x³/√N − softmax, gradients clipped')}{where('table_parity')}; "
-             f"without clipping, the paper's own recipe, "
-             f"{_said(conv_un, _row(conv_un, 'cube_sqrt_n'), 'x³/√N − softmax')}{where('converged_unclipped')}. "
-             "On the other tasks the answer differs by task: see the table.")
-    second = (f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** At convergence with clipping the verdict on \"the "
-              f"unscaled $x^3$ is worse\" is **{needed.form if needed else 'not registered'}**: "
-              f"{_said(needed, _row(needed, 'cube_vs_scaled_converged'), 'x³ − x³/√N')}{where('converged_scale_needed')}; "
-              f"without clipping, {_said(conv_un, _row(conv_un, 'cube_vs_scaled'), 'x³ − x³/√N')}; "
-              f"varying the length $N$ itself (character model at $T$ = 1024), "
-              f"{_said(length, _row(length, 'cube_vs_row_1024'), 'x³ − x³/√(i+1)')}{where('length_scale_needed')}.")
-    third = (f"3. **Does the norm bound explain why softmax works?** The intervention reads "
-             f"**{mech.form if mech else 'not registered'}**: "
-             f"{_said(mech, _row(mech, 'necessity'), 'lifting the bound (8·softmax − softmax)')}; "
-             f"{_said(mech, _row(mech, 'sufficiency_contrast'), 'imposing it (capped − uncapped x³/√N)')}"
-             f"{where('norm_intervention')}; without clipping and with the output scale compensated, "
-             f"{_said(mech_un, _row(mech_un, 'necessity'), '8·softmax − softmax')}{where('norm_intervention_unclipped')}. "
-             "Trained $x^3/\\sqrt{N}$ also leaves $\\lVert A\\rVert_F$ far above softmax's (the first finding below).")
-    return "\n".join((first, second, third))
+    return "\n".join((
+        f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** At convergence on Fashion-MNIST, {form('table_parity')}: "
+        f"{_said(_row(parity, 'converged'))} with clipping; {ref('converged_unclipped', 'without it')}, "
+        f"{_said(_row(conv_un, 'cube_sqrt_n'))}. Other tasks differ: see the table.",
+        f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** \"The unscaled $x^3$ is worse\" is "
+        f"{form('converged_scale_needed')} at convergence: {_said(_row(needed, 'cube_vs_scaled_converged'))}; "
+        f"{ref('converged_unclipped', 'unclipped')}: {_said(_row(conv_un, 'cube_vs_scaled'))}; "
+        f"{ref('length_scale_needed', 'at T = 1024')}: {_said(_row(length, 'cube_vs_row_1024'))}.",
+        f"3. **Does the norm bound explain softmax?** {form('norm_intervention')}: lifting it, "
+        f"{_said(_row(mech, 'necessity'))}; imposing it, {_said(_row(mech, 'sufficiency_contrast'))}; "
+        f"{ref('norm_intervention_unclipped', 'unconfounded')}: {_said(_row(mech_un, 'necessity'))}.",
+    ))
 
 
 def findings_markdown(verdicts: dict) -> str:
@@ -188,10 +178,9 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
 
     verdicts = evaluate_all() if verdicts is None else verdicts
     table = answer_markdown(verdicts, links=links)
-    note = ("Each row is a claim of the paper or of its reviewers, computed from the stored `book`-preset records "
-            "by one rule over the comparisons the claim is about (the legend below); † marks a claim whose margin, "
-            "rule or chance level was fixed after some of its runs were seen; (interim) marks a key comparison "
-            "with fewer pairs than planned.")
+    note = ("Every claim, computed from the stored `book` records by one rule over the comparisons it is about "
+            "(legend below); † margin, rule or chance level fixed after some runs were seen; (interim) fewer pairs "
+            "than planned.")
     return (f"{questions_markdown(verdicts, links=links)}\n\n{note}\n\n{table}\n\n{legend_markdown()}\n\n"
             f"{findings_markdown(verdicts)}")
 

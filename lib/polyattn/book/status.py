@@ -237,13 +237,17 @@ def records_markdown(root: Path = REPO_ROOT) -> str:
 
 def design_markdown() -> str:
     """The design table for the status page: each registered primary comparison's measured pair spread,
-    the pairs it needs to decide at its margin, and what is planned and stored."""
+    the pairs it needs to decide at its margin, and what is planned and stored (five columns, to fit
+    the page's column)."""
     from ..claims.design import MAX_SEEDS, design_table
 
     rows = [r for r in design_table() if r["role"] == "primary"]
-    header = ["claim", "comparison", "tier", "pair SD", "margin", "pairs needed", "planned", "stored", "plan"]
-    table = markdown_table(header, [[r[h] for h in header] for r in rows])
-    return (table + f"\n\nPairs needed: equivalence by two one-sided tests with power 0.8 at α = 0.05 when the "
+    plan = {"cannot decide here: description only": "description only"}
+    header = ["claim: comparison (margin)", "pair SD", "pairs needed", "stored of planned", "plan"]
+    table = markdown_table(header, [[f"{r['claim']}: {r['comparison']} ({r['margin']})", r["pair SD"],
+                                     r["pairs needed"], f"{r['stored']} of {r['planned']}",
+                                     plan.get(r["plan"], r["plan"])] for r in rows])
+    return (table + "\n\nPairs needed: equivalence by two one-sided tests with power 0.8 at α = 0.05 when the "
             "true difference is zero; a difference by a 95% interval no wider than the margin. A comparison that "
             f"needs more than {MAX_SEEDS} seeds per arm cannot decide here: it is shown as description and no "
             "further seeds are spent on it.")
