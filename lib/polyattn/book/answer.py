@@ -70,7 +70,8 @@ def _said(r) -> str:
         return "not registered"
     if r.n < 2:
         return f"{r.n} of {r.planned} pairs stored"
-    return f"{estimate_cell(r)}, {r.result}{r.qualifier} ({r.n} of {r.planned} pairs)"
+    pairs = f"{r.n} pairs" if r.n >= r.planned else f"{r.n} of {r.planned} pairs"
+    return f"{estimate_cell(r)}, {r.result}{r.qualifier} ({pairs})"
 
 
 def questions_markdown(verdicts: dict, links: bool = False) -> str:
@@ -89,14 +90,14 @@ def questions_markdown(verdicts: dict, links: bool = False) -> str:
     needed, length = verdicts.get("converged_scale_needed"), verdicts.get("length_scale_needed")
     mech, mech_un = verdicts.get("norm_intervention"), verdicts.get("norm_intervention_unclipped")
     return "\n".join((
-        f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** At convergence on Fashion-MNIST, {form('table_parity')}: "
+        f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** Converged ViT, Fashion-MNIST: {form('table_parity')}, "
         f"{_said(_row(parity, 'converged'))} with clipping; {ref('converged_unclipped', 'without it')}, "
-        f"{_said(_row(conv_un, 'cube_sqrt_n'))}. Other tasks differ: see the table.",
-        f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** \"The unscaled $x^3$ is worse\" is "
-        f"{form('converged_scale_needed')} at convergence: {_said(_row(needed, 'cube_vs_scaled_converged'))}; "
+        f"{_said(_row(conv_un, 'cube_sqrt_n'))}.",
+        f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** \"Unscaled $x^3$ is worse\": "
+        f"{form('converged_scale_needed')}, {_said(_row(needed, 'cube_vs_scaled_converged'))}; "
         f"{ref('converged_unclipped', 'unclipped')}: {_said(_row(conv_un, 'cube_vs_scaled'))}; "
         f"{ref('length_scale_needed', 'at T = 1024')}: {_said(_row(length, 'cube_vs_row_1024'))}.",
-        f"3. **Does the norm bound explain softmax?** {form('norm_intervention')}: lifting it, "
+        f"3. **Does the norm bound explain softmax?** {form('norm_intervention')}; lifting it, "
         f"{_said(_row(mech, 'necessity'))}; imposing it, {_said(_row(mech, 'sufficiency_contrast'))}; "
         f"{ref('norm_intervention_unclipped', 'unconfounded')}: {_said(_row(mech_un, 'necessity'))}.",
     ))
@@ -181,7 +182,7 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     note = ("Every claim, computed from the stored `book` records by one rule over the comparisons it is about "
             "(legend below); † margin, rule or chance level fixed after some runs were seen; (interim) fewer pairs "
             "than planned.")
-    return (f"{questions_markdown(verdicts, links=links)}\n\n{note}\n\n{table}\n\n{legend_markdown()}\n\n"
+    return (f"{questions_markdown(verdicts, links=links)}\n\n{table}\n\n{note}\n\n{legend_markdown()}\n\n"
             f"{findings_markdown(verdicts)}")
 
 

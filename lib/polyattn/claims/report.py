@@ -72,9 +72,13 @@ _PLAIN = ((r"\lVert A \rVert_F", "‖A‖_F"), (r"\lVert A\rVert_F", "‖A‖_F"
 
 def plain(text: str) -> str:
     """Markdown maths made plain Unicode, for places that do not render maths (captions, legends)."""
+    import re
+
     for a, b in _PLAIN:
         text = text.replace(a, b)
-    return text
+    # any other square root: √x for one symbol, √(i+1) for more
+    return re.sub(r"\\sqrt\{([^}]*)\}", lambda m: "√" + (m.group(1) if len(m.group(1)) == 1 else f"({m.group(1)})"),
+                  text)
 
 
 def interval(r: ComparisonResult, level: int = 95) -> str:
