@@ -182,8 +182,8 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     note = ("Every claim, computed from the stored `book` records by one rule over the comparisons it is about "
             "(legend below); † margin, rule or chance level fixed after some runs were seen; (interim) fewer pairs "
             "than planned.")
-    return (f"{questions_markdown(verdicts, links=links)}\n\n{table}\n\n{note}\n\n{legend_markdown()}\n\n"
-            f"{findings_markdown(verdicts)}")
+    return (f"{questions_markdown(verdicts, links=links)}\n\n{table}\n\n{note}\n\n**What the verdict words mean.**"
+            f"\n\n{legend_markdown()}\n\n{findings_markdown(verdicts)}")
 
 
 def intro_answer(src: Path, verdicts: dict | None = None) -> str:
@@ -204,8 +204,7 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
               "Every comparison of a polynomial with softmax that the book has stored, in units of its claim's "
               "margin (right: the polynomial did better).  Green bars sit inside the margin; orange ones show "
               "the polynomial worse; grey ones cannot tell at these seeds.\n```")
-    return (f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n{scope_dropdown(verdicts)}\n\n"
-            f"**What the verdict words mean.**\n\n{legend_markdown()}\n")
+    return f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n{scope_dropdown(verdicts)}\n"
 
 
 SCOPE_TITLE = "What each claim rests on: data, length, steps, seeds and compute"
