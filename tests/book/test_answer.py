@@ -40,10 +40,11 @@ def test_the_intro_answer_has_its_figure_and_links(tmp_path):
     assert (tmp_path / answer.FOREST_FILE).stat().st_size > 10_000
     assert "{ref}`04 <claim-table-parity>`" in md and "```{figure} answer_forest.png" in md
     assert "**What the verdict words mean.**" in md
-    # what each claim rests on: collapsed, under the figure and above the legend, one row per claim with runs
+    # what each claim rests on: collapsed, under the figure, one row per claim with runs; the legend once
     start = md.index(f"```{{dropdown}} {answer.SCOPE_TITLE}\n")
     end = md.index("\n```\n", start)
-    assert md.index("```{figure}") < start < md.index("**What the verdict words mean.**")
+    assert md.index("**What the verdict words mean.**") < md.index("```{figure}") < start
+    assert md.count("**What the verdict words mean.**") == 1
     block = md[start:end].splitlines()
     table = [line for line in block if line.startswith("|")]
     assert table[0] == "| claim | experiment (data) | N | training | CPU-hours | verdict |"
