@@ -97,7 +97,7 @@ def design_rows(verdicts=None) -> list[DesignRow]:
         for r in v.comparisons:
             if r.comparison.cited_from is not None:
                 continue
-            sd = getattr(r, "sd", math.nan)
+            sd = r.sd
             rows.append(DesignRow(cid, r.comparison.id, r.comparison.role, r.comparison.tier, sd, r.margin,
                                   pairs_needed(sd, r.margin, r.comparison.expect), r.planned, r.n))
     return rows

@@ -108,6 +108,20 @@ class ComparisonResult:
     outcome: str = "open"
     differences: list = field(default_factory=list)
     seeds: list = field(default_factory=list)
+    margin: float = math.nan
+    df: int = 0
+    sd: float = math.nan
+    #: the most a difference can be in the metric's display unit (100 points of accuracy), else infinite
+    metric_range: float = math.inf
+    #: whether most of each arm's seeds learned the task (None: split evenly, or no seeds)
+    candidate_learned: Optional[bool] = True
+    baseline_learned: Optional[bool] = True
+    #: (candidate seeds that learned, baseline seeds that learned, pairs) when the task has a chance level
+    learned_counts: Optional[tuple] = None
+    split: bool = False
+    #: a pooled comparison's per-cell (mean, 95% low, high, pairs), and whether cells differ in sign
+    cell_estimates: Optional[dict] = None
+    cells_disagree: bool = False
 
     def as_row(self) -> dict:
         c = self.comparison
@@ -250,10 +264,7 @@ def evaluate(claim_or_id, root: Optional[Path] = None, preset: str = "book") -> 
             if cited is None:
                 raise ValueError(f"claim {claim.id!r} cites {c.cited_from!r}: {owner_id!r} has no comparison "
                                  f"{cited_id!r}")
-            copy = dataclasses.replace(cited, comparison=c)
-            copy.__dict__.update({k: v for k, v in cited.__dict__.items() if k not in copy.__dict__})
-            copy.outcome = rule.outcome(copy.result, c.expect)
-            results.append(copy)
+            results.append(dataclasses.replace(cited, comparison=c, outcome=rule.outcome(cited.result, c.expect)))
             continue
         results.append(compare(c, claim.margin, root, preset, claim.chance, claim.chance_band))
     own = [r for r in results if r.comparison.cited_from is None]

@@ -144,7 +144,7 @@ def _comparison_text(r: ComparisonResult) -> str:
         extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
     interim = f"{r.n} of {r.planned} planned pairs" if r.n < r.planned else f"{r.n} pairs"
     text = f"{r.comparison.label}: {estimate_cell(r)} ({interim}{extra}), {res}"
-    cells = getattr(r, "cell_estimates", None)
+    cells = r.cell_estimates
     if cells and len(cells) > 1:
         means = [m for m, *_ in cells.values()]
         text += (f"; its cells run from {fixed(min(means), _decimals(r), True)} to {fixed(max(means), _decimals(r), True)}"
@@ -154,7 +154,7 @@ def _comparison_text(r: ComparisonResult) -> str:
         text += f"; these seeds detect about ±{number(r.mde)}"
         from .design import MAX_SEEDS, pairs_needed
 
-        need = pairs_needed(getattr(r, "sd", math.nan), r.margin, r.comparison.expect)
+        need = pairs_needed(r.sd, r.margin, r.comparison.expect)
         if need is not None and need > r.n:
             text += (f"; deciding needs about {need} pairs" if need <= MAX_SEEDS else
                      f"; deciding needs {'over 1,000' if need > 1000 else f'about {need}'} pairs, more than this "
