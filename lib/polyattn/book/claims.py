@@ -231,16 +231,14 @@ def replace_findings(readme_text: str, block: str) -> str:
 
 def write_findings(executed: dict[str, Path], root: Path, verdicts_path: Path) -> bool:
     """Write the verdicts file and the README's findings block (book preset only); True when written."""
-    from .verdicts import register_id, register_rows
+    from .verdicts import with_register_rows
 
     verdicts = collect_verdicts(executed)
     if not verdicts or any(v["preset"] != "book" for v in verdicts.values()):
         return False
     # the rows a register claim decides come from the records, whatever a chapter glued
-    measured = {k: v for k, v in verdicts.items() if register_id(k) is None}
-    stable = {k: v for k, v in {**measured, **register_rows()}.items()
+    stable = {k: v for k, v in with_register_rows(verdicts).items()
               if not next(c for c in CLAIMS if c.id == k).machine_dependent}
-    stable = dict(sorted(stable.items()))
     verdicts_path.parent.mkdir(parents=True, exist_ok=True)
     verdicts_path.write_text(json.dumps(stable, indent=1, sort_keys=True) + "\n")
     readme = root / "README.md"

@@ -53,14 +53,18 @@ def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
     return out
 
 
+def with_register_rows(rows: dict[str, dict], root: Optional[Path] = None) -> dict[str, dict]:
+    """``rows``' measured rows with every register row computed from the records, sorted by id."""
+    out = {k: v for k, v in rows.items() if register_id(k) is None}
+    out.update(register_rows(root))
+    return dict(sorted(out.items()))
+
+
 def computed(repo: Path = REPO_ROOT, root: Optional[Path] = None) -> dict[str, dict]:
     """The verdicts file as the records give it: the register's rows computed, the measured rows
     kept as the last book build wrote them."""
     path = repo / VERDICTS_FILE
-    stored = json.loads(path.read_text()) if path.exists() else {}
-    rows = {k: v for k, v in stored.items() if register_id(k) is None}
-    rows.update(register_rows(root))
-    return dict(sorted(rows.items()))
+    return with_register_rows(json.loads(path.read_text()) if path.exists() else {}, root)
 
 
 def write(repo: Path = REPO_ROOT) -> list[str]:
