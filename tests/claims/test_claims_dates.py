@@ -3,7 +3,7 @@ import pytest
 
 from polyattn.analysis.stats import binomial_interval
 from polyattn.claims import REGISTER
-from polyattn.claims.dates import first_observable, registered_at
+from polyattn.claims.dates import first_observable, registered_at, registered_day
 
 
 @pytest.mark.parametrize("cid", sorted(REGISTER))
@@ -17,6 +17,36 @@ def test_a_claim_is_registered_before_its_comparisons_could_be_seen_or_says_othe
         assert claim.registered_after, (
             f"claim {cid!r} was registered at {when} but its first comparison could be seen at {seen}; "
             f"give it a registered_after note that says so")
+
+
+@pytest.mark.parametrize("cid", sorted(REGISTER))
+def test_every_claim_carries_its_registration_day(cid):
+    from datetime import date
+
+    assert REGISTER[cid].registered, f"claim {cid!r} has no registered date"
+    assert date.fromisoformat(REGISTER[cid].registered) >= date(2026, 11, 1)
+
+
+@pytest.mark.committed
+def test_every_claims_registration_day_is_the_one_its_history_gives():
+    """The day written in each claim is the day of the commit that first wrote its id into the
+    register (or fixed its margin): a claim not yet committed is checked once it is."""
+    days = {cid: registered_day(cid) for cid in REGISTER}
+    if all(d is None for d in days.values()):
+        pytest.skip("no git history here")
+    wrong = {cid: (c.registered, days[cid]) for cid, c in REGISTER.items()
+             if days[cid] is not None and c.registered != days[cid]}
+    assert not wrong, f"registered (written, from history): {wrong}"
+
+
+def test_a_registration_day_that_is_no_iso_date_is_refused():
+    from polyattn.claims import Arm, Comparison, RegisteredClaim
+
+    arm = Arm("vit_table1", {"activation": "softmax"})
+    comp = Comparison("x", "x", arm, arm, "equivalent")
+    with pytest.raises(ValueError, match="registered must be an ISO date"):
+        RegisteredClaim("c", "c", "s", "04_vit", (comp,), margin=1, registered="3 December")
+    assert RegisteredClaim("c", "c", "s", "04_vit", (comp,), margin=1, registered="2026-12-03").registered == "2026-12-03"
 
 
 def test_the_exact_binomial_interval():

@@ -5,13 +5,22 @@ from polyattn.analysis import critique_verdicts as rules
 from polyattn.book.claims import FORMS
 
 
-def test_the_norm_paradox_needs_lower_norms_and_worse_accuracy():
+def test_the_premise_of_the_norm_paradox_is_read_from_both_norms():
     assert rules.norm_premise(0.9, 0.8) == "lower"
     assert rules.norm_premise(0.15, 0.16) == "higher"
     assert rules.norm_premise(0.9, 0.1) == "mixed"
-    assert rules.paradox_form("lower", worse=True) == "holds"
-    assert rules.paradox_form("lower", worse=False) == "inconclusive at this power"
-    assert rules.paradox_form("higher", worse=True) == "not supported"
+
+
+def test_the_norm_paradox_is_judged_on_whether_the_norms_explain_accuracy():
+    assert rules.norm_explains(0.1, 0.8) == "explains"
+    assert rules.norm_explains(-0.9, -0.05) == "explains"
+    assert rules.norm_explains(-0.47, 0.35) == "does not explain"
+    assert rules.norm_explains(-0.56, 0.10) == "undecided"
+    assert rules.norm_explains(float("nan"), 0.1) == "undecided"
+    assert rules.norms_explain_form(["does not explain", "does not explain"]) == "holds"
+    assert rules.norms_explain_form(["does not explain", "explains"]) == "not supported"
+    assert rules.norms_explain_form(["does not explain", "undecided"]) == "inconclusive at this power"
+    assert rules.norms_explain_form([]) == "inconclusive at this power"
 
 
 def test_scale_sensitivity_reads_the_intervals_against_the_margin():
@@ -39,7 +48,7 @@ def test_saturation_and_outliers():
 
 
 def test_every_form_is_a_verdict_form():
-    forms = {rules.paradox_form(p, w) for p in ("lower", "higher", "mixed") for w in (True, False)}
+    forms = {rules.norms_explain_form(s) for s in (["explains"], ["does not explain"], ["undecided"])}
     forms |= {rules.scale_form(i, 1.0) for i in ([(0.1, 1)], [(-0.1, 0.1)], [(-3, 3)])}
     forms |= {rules.powers_gradient_form(r, q, e) for r in (-1, 0) for q in (0, 1) for e in (True, False)}
     forms |= {rules.saturation_form(s) for s in (0, 1)}

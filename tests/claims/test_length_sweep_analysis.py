@@ -46,3 +46,69 @@ def test_the_figure_has_both_panels():
     matplotlib.use("Agg")
     fig = ls.sweep_figure(ls.sweep_frame(_planted()))
     assert len(fig.axes) == 2 and fig.axes[0].get_xscale() == "log"
+
+
+def _axes_with_data(fig):
+    return [ax for ax in fig.axes if ax.lines or ax.collections]
+
+
+def test_any_subset_of_the_grid_draws_what_it_can():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    recs = _planted()
+    # nothing stored: no figure, no pair, no slope
+    empty = ls.sweep_frame([])
+    assert ls.sweep_figure(empty, lengths=(64, 256, 1024)) is None
+    assert ls.paired_by_length(empty, "x³", "x³/√(i+1)").empty
+    assert math.isnan(ls.slope_over_log_length(empty, "x³", "x³/√(i+1)")["slope"])
+    # only the unscaled cube of one seed (the first runs of the grid): one panel, one line, no pair
+    cube_only = ls.sweep_frame([r for r in recs if r["config"]["activation"] == "poly:p=3,c=1"
+                                and r["config"]["seed"] == 0])
+    fig = ls.sweep_figure(cube_only, lengths=(64, 256, 1024))
+    assert len(fig.axes) == 1 and [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["x³"]
+    assert [int(x) for x in fig.axes[0].get_xticks()] == [64, 256, 1024]
+    assert ls.slope_over_log_length(cube_only, "x³", "x³/√(i+1)")["seeds"] == 0
+    # only diverged runs: nothing to draw
+    assert ls.sweep_figure(ls.sweep_frame([recs[-1]])) is None
+
+
+def test_one_seed_gives_a_slope_without_an_interval_and_lengths_without_pairs_drop_out():
+    recs = [r for r in _planted(growth=0.05) if r["config"]["seed"] == 1 and r["config"]["options"]["context"] != 1024]
+    frame = ls.sweep_frame(recs)
+    s = ls.slope_over_log_length(frame, "x³", "x³/√(i+1)")
+    assert s["seeds"] == 1 and s["slope"] == pytest.approx(0.05) and math.isnan(s["ci_low"])
+    assert s["per_seed"] == {1: pytest.approx(0.05)}
+    paired = ls.paired_by_length(frame, "x³", "x³/√(i+1)")
+    assert list(paired["T"]) == [64, 256] and math.isnan(paired["ci_low"].iloc[0])
+
+
+def test_a_diverged_run_leaves_its_pairs_and_is_named():
+    recs = _planted()
+    recs = [r for r in recs if not (r["config"]["activation"] == "poly:p=3,c=1" and r["config"]["seed"] == 2
+                                    and r["config"]["options"]["context"] == 1024)]
+    recs.append(_record("poly:p=3,c=1", "row", 1024, 2, math.nan, status="diverged"))
+    frame = ls.sweep_frame(recs)
+    p = ls.progress(frame, planned=36)
+    assert (p["stored"], p["ok"], p["diverged"]) == (len(recs), len(recs) - 2, 2)
+    assert "x³ at T = 1024, seed 2" in p["diverged_runs"]
+    assert ls.paired_by_length(frame, "x³", "x³/√(i+1)").set_index("T").loc[1024, "pairs"] == 2
+    assert ls.seed_slopes(frame, "x³", "x³/√(i+1)").set_index("seed").loc[2, "lengths"] == (64, 256)
+    levels = ls.levels_by_length(frame).set_index(["variant", "T"])
+    assert levels.loc[("x³", 1024), "n"] == 2 and levels.loc[("x³", 1024), "diverged"] == 1
+
+
+def test_the_right_panel_draws_the_fixed_reading_at_twice_the_length():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    recs = [r for r in _planted() if r["status"] == "ok"]
+    for seed in range(3):
+        for t in (64, 256, 1024):
+            recs.append(_record("poly:p=3", "fixed", t, seed, 2.6))
+    fig = ls.sweep_figure(ls.sweep_frame(recs), margin=0.05)
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert labels[-2:] == ["x³ − x³/√(i+1), at T", "x³/√T − x³/√(i+1), at 2T"]
+    paired = ls.paired_by_length(ls.sweep_frame(recs), "x³/√T", "x³/√(i+1)", "test_bpc_x2").set_index("T")
+    # planted: fixed at 2.6 + 0.1 at 2T, per-row at 2.5 + 0.01 seed + 0.1
+    assert paired.loc[256, "difference"] == pytest.approx(0.09, abs=1e-9)

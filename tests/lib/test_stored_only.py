@@ -30,8 +30,7 @@ def test_the_book_preset_build_executes_under_the_flag_and_recompute_lifts_it(tm
     seen = []
     monkeypatch.delenv(STORED_ONLY, raising=False)
     monkeypatch.setattr(pipeline, "execute_all", lambda *a, **k: seen.append(os.environ.get(STORED_ONLY)))
-    monkeypatch.setattr(pipeline, "write_findings", lambda *a, **k: False)
-    monkeypatch.setattr(pipeline, "write_answer", lambda *a, **k: False)
+    monkeypatch.setattr(pipeline, "write_verdicts", lambda *a, **k: [])
     for recompute in (False, True):
         pipeline.run(preset="book", chapters=["01"], html=False, build_root=tmp_path, recompute=recompute)
     pipeline.run(preset="smoke", chapters=["01"], html=False, build_root=tmp_path)

@@ -1,10 +1,10 @@
 """The rules that turn the measurements of chapter 09 (the reviewers' remaining objections) into
 verdict forms, with every threshold named once here rather than in the chapter's cells.
 
-Each rule reads numbers the chapter has already computed (shares of probe cells, score spreads,
-Jacobian norms, attention shares, paired intervals) and returns a form of
-``polyattn.book.claims.FORMS``.  Equivalence margins are not set here: the chapter reads them
-from the claim register.
+Each rule reads numbers the measure functions of :mod:`polyattn.measures.critiques` compute
+(rank correlations, shares of probe cells, score spreads, Jacobian norms, attention shares, paired
+intervals) and returns a form of :data:`polyattn.claims.rule.FORMS`.  Equivalence margins are not
+set here: they are read from the claim register.
 """
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from typing import Iterable, Sequence
 
 #: A norm is "lower" than the reference's when it is below it in more than this share of the cells.
 MAJORITY = 0.5
+#: A norm is shown *not* to explain which activation trains best when the 95% interval of its rank
+#: correlation with accuracy, resampling whole activations, lies inside plus or minus this value:
+#: no strong rank association (Cohen's "large" correlation, a quarter of the rank variance).
+STRONG_RHO = 0.5
 #: A power is "trapped" when a short retraining left its scores' spread below this multiple of
 #: the spread at initialisation.
 TRAPPED_GROWTH = 1.5
@@ -37,13 +41,31 @@ def norm_premise(attn_share_below: float, jac_share_below: float) -> str:
     return "mixed"
 
 
-def paradox_form(premise: str, worse: bool) -> str:
-    """The norm paradox (lower norms, yet worse accuracy): it needs both halves."""
-    if premise == "higher":
+def norm_explains(low: float, high: float) -> str:
+    """What one norm's rank correlation with accuracy says, from its 95% interval resampling whole
+    activations: ``"explains"`` (the interval excludes 0: the norm orders the activations by
+    accuracy), ``"does not explain"`` (the interval lies inside ``±STRONG_RHO``) or
+    ``"undecided"`` (neither, or no interval)."""
+    low, high = float(low), float(high)
+    if low != low or high != high:
+        return "undecided"
+    if low > 0 or high < 0:
+        return "explains"
+    if -STRONG_RHO < low and high < STRONG_RHO:
+        return "does not explain"
+    return "undecided"
+
+
+def norms_explain_form(states: Iterable[str]) -> str:
+    """"The norms do not explain accuracy", judged on its conclusion from each norm's
+    :func:`norm_explains`: one norm that explains accuracy -> "not supported"; every norm shown not
+    to -> "holds"; otherwise "inconclusive at this power"."""
+    states = list(states)
+    if any(s == "explains" for s in states):
         return "not supported"
-    if premise == "lower":
-        return "holds" if worse else "inconclusive at this power"
-    return "mixed"
+    if states and all(s == "does not explain" for s in states):
+        return "holds"
+    return "inconclusive at this power"
 
 
 def scale_form(intervals: Iterable[Sequence[float]], margin: float) -> str:

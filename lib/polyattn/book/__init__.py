@@ -23,8 +23,9 @@ The flow, in one direction:
 4. ``jupyter-book build _build/src --path-output . --all -W -n --keep-going`` writes
    ``_build/html``; any warning fails the build.
 
-Chapters report a verdict on one of the claims in :data:`CLAIMS` with :func:`verdict`;
-the intro's table pastes it by cross-document glue, or says "pending: chapter NN".
+Every row of the intro's verdict table is a claim of the register, computed from the records by
+``python -m polyattn verdicts``; a chapter glues the same sentence with
+:func:`polyattn.book.deliver.deliver` and decides nothing itself.
 
 The package's modules, in the order of the flow: :mod:`.toc`, :mod:`.notebooks`, :mod:`.keys`,
 :mod:`.execute`, :mod:`.claims`, :mod:`.status`, :mod:`.site`, :mod:`.pipeline` and
@@ -39,14 +40,12 @@ from .claims import (
                      FINDINGS_END,
                      FINDINGS_START,
                      FORMS,
-                     Claim,
                      collect_verdicts,
                      findings_markdown,
                      glued_keys,
                      replace_findings,
                      verdict,
                      verdict_table,
-                     write_findings,
 )
 from .cli import main
 from .common import PACKAGE_DIR, PARAMETER_NAMES, PRESETS, REPO_ROOT, BookError
@@ -91,8 +90,8 @@ from .status import environment, status_markdown, status_table
 from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc  # noqa: F401  (tests use _prune_toc)
 
 __all__ = [
-    "CLAIM_IDS", "CLAIMS", "Claim", "glued_keys", "verdict", "verdict_table", "FORMS", "FINDINGS_START",
-    "FINDINGS_END", "collect_verdicts", "findings_markdown", "replace_findings", "write_findings", "VERDICTS_FILE",
+    "CLAIM_IDS", "CLAIMS", "glued_keys", "verdict", "verdict_table", "FORMS", "FINDINGS_START",
+    "FINDINGS_END", "collect_verdicts", "findings_markdown", "replace_findings", "VERDICTS_FILE",
     "main",
     "PACKAGE_DIR", "PARAMETER_NAMES", "PRESETS", "REPO_ROOT", "BookError",
     "execute_chapter",

@@ -16,24 +16,10 @@ ANSWER_START = "<!-- answer: written by `python -m polyattn verdicts` from the c
 ANSWER_END = "<!-- end of answer -->"
 FOREST_FILE = "answer_forest.png"
 
-#: Verdict words the chapters use besides those of the register's rule.
-CHAPTER_FORMS = {
-    "holds with a corrected constant": "the statement is true, but with a different constant from the paper's",
-    "holds only under its assumptions": "true where the paper's assumptions hold, and shown to fail or change "
-                                        "outside them",
-    "fails": "the statement is false on the book's data",
-    "worse": "the candidate is worse than the baseline (an interval that excludes zero, Holm-corrected)",
-    "better": "the candidate is better than the baseline (likewise)",
-    "measured": "a quantity measured and reported, with no claim to accept or reject",
-    "mixed": "a measured row whose parts point different ways: some support the statement, some contradict it",
-}
-
-
 def legend_markdown() -> str:
     from ..claims.rule import LEGEND
 
-    items = {**LEGEND, **CHAPTER_FORMS}
-    return "\n".join(f"- **{k}**: {v}." for k, v in items.items())
+    return "\n".join(f"- **{k}**: {v}." for k, v in LEGEND.items())
 
 
 def last_probe(record: dict, metric: str) -> float:

@@ -1,136 +1,55 @@
 """The claims of the intro's verdict table, the glue that carries a chapter's verdict, and the table.
 
 A verdict has a *form* from :data:`FORMS` (what the statistics support, decided by the
-chapter's numbers) and a one-sentence *summary* with the key number, in Markdown with
-maths; the chapter keeps the details.  The intro's table and the README's findings block
-are both written from these two glued values (:func:`collect_verdicts`), so there is one
-source.
+register's rule or a measured claim's measure function, never by a chapter) and a one-sentence
+*summary* with the key number, in Markdown with maths.  The intro's table and the README's
+findings block are both written from ``data/verdicts.json``, which ``python -m polyattn verdicts``
+computes from the records; only the rows measured on the machine that builds the book (costs)
+are read from the chapter that measured them (:func:`collect_verdicts`).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-#: The forms a verdict may take: the register's (:data:`polyattn.claims.rule.FORMS`) and the forms of
-#: the rows that are measurements rather than comparisons of runs.
-MEASURED_FORMS = ("holds with a corrected constant", "holds only under its assumptions", "fails", "worse", "better",
-                  "mixed", "measured")
+from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
 
-
-def _forms() -> tuple:
-    from ..claims.rule import FORMS as REGISTER_FORMS
-
-    return tuple(dict.fromkeys(REGISTER_FORMS + MEASURED_FORMS))
-
-
-FORMS = _forms()
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim of the paper or a critique of its reviewers, and the chapter that checks it."""
-
-    id: str
-    claim: str
-    source: str
-    chapter: str  # "NN_name" of the chapter expected to deliver the verdict
-    #: measured on the machine that builds the book (timings): never written into the README
-    machine_dependent: bool = False
-
-
-#: One row of the intro's verdict table per claim.  A chapter delivers a verdict with
-#: ``polyattn.book.verdict(id, text)``.
-CLAIMS = (
-    Claim("thm41_1", "Thm 4.1(1): for softmax, $\\lVert \\mathrm{softmax}(A) \\rVert_F \\le \\sqrt{N}$ for any $A$",
-          "paper", "02_proofs"),
-    Claim("thm41_2", "Thm 4.1(2): the Jacobian bound of softmax and its constant (a reviewer doubts the factor 2)",
-          "paper; review ICLR 2025", "02_proofs"),
-    Claim("thm42_43",
-          "Thm 4.2/4.3: the $O(\\sqrt{N})$ growth of the polynomial's norms rests on i.i.d. $X, Q, K$ and needs $N \\gg D$",
-          "paper; review ICLR 2025", "02_proofs"),
-    Claim("critique7_matrix_powers",
-          "Critique 7: the theory bounds matrix powers $(XQK^\\top X^\\top)^p$ while the experiments run elementwise "
-          "powers, so theory and experiments differ", "LLM-written review of the ICLR 2025 version", "02_proofs"),
-    Claim("thm44_45", "Thm 4.4/4.5: the Jacobian norms of $x^p/\\sqrt{N}$ grow like those of softmax",
-          "paper", "02_proofs"),
-    Claim("fig1_scale", "Figure 1: in which direction the best scale moves as the sequence length changes",
-          "paper; review ICLR 2025", "04_vit"),
-    Claim("table_parity", "Tables 1/2: scaled $x^3$ matches softmax on image classification",
-          "paper", "04_vit"),
-    Claim("family", "The wider family of softmax alternatives (Taylor, periodic, Power-Softmax, ReLU$^2/N$) "
-          "against softmax under one harness", "review ICLR 2025; neighbouring work", "04_vit"),
-    Claim("lra_fixed_scale", "Long Range Arena: $x^3/14$, the fixed scale the paper ran, performs on par with softmax",
-          "paper", "05_lra"),
-    Claim("n_under_padding", "Under padding, what $N$ is in $x^p/\\sqrt{N}$ (the valid keys or the padded length), "
-          "and whether it matters", "review ICLR 2025", "05_lra"),
-    Claim("physics_poly", "Physics-informed models: $x^3/\\sqrt{N}$ attention ($N = 5$ pseudo-time tokens) can replace "
-          "softmax in PINNsFormer on convection, reaction and the wave", "paper (v2/v3)", "06_physics"),
-    Claim("seed_sensitivity", "PINNsFormer's outcome depends strongly on the seed: some seeds solve a problem that "
-          "others fail", "PINNsFormer repository, user reports", "06_physics"),
-    Claim("norms_predict", "Attention and Jacobian norms predict which activation trains best",
-          "paper; review ICLR 2025", "03_norms"),
-    Claim("norm_mechanism", "Softmax trains well *because* it bounds $\\lVert A \\rVert_F \\le \\sqrt{N}$: tested by "
-          "intervention ($k\\cdot\\mathrm{softmax}$ lifts the bound, $x^3/\\sqrt{N}$ with capped rows imposes it)",
-          "paper; review ICLR 2025", "03_norms"),
-    Claim("cost", "The cost of polynomial attention (time, memory) is not analysed",
-          "review ICLR 2025", "08_costs", machine_dependent=True),
-    Claim("causal_scaling", "Causal masks and variable lengths: which $N$ scales each row",
-          "review ICLR 2025", "07_causal"),
-    Claim("attention_sinks", "Attention sinks come from softmax's sum-to-one constraint: activations without it "
-          "(sigmoid, Softpick, polynomials) form fewer", "attention-sink literature", "07_causal"),
-    Claim("seed_article_table", "A survey article's language-model table (perplexity and sink strength of softmax, "
-          "Poly2, InvSqrt, Softpick, SA-Softmax) and its three findings", "survey article, no source given",
-          "07_causal"),
-    Claim("norm_paradox", "Unscaled $x^3$ has lower attention and Jacobian norms than $x/16$ yet trains worse, "
-          "so the norms do not explain accuracy", "review ICLR 2025", "09_critiques"),
-    Claim("scale_sensitivity", "Accuracy is highly sensitive to the scale constant, and the paper's $1/8$ and "
-          "$1/16$ for Tiny-ImageNet disagree", "review ICLR 2025; review ICLR 2026", "09_critiques"),
-    Claim("powers_gradients", "Higher powers starve the gradient through the activation: $x^p/\\sqrt{N}$ vanishes "
-          "for small scores and explodes for large ones", "review ICLR 2026", "09_critiques"),
-    Claim("powers_trained", "Higher powers $p$ fail in training: accuracy falls as $p$ grows",
-          "review ICLR 2025; review ICLR 2026", "09_critiques"),
-    Claim("qk_alternatives", "Weight decay on the query and key projections, or a length-aware initialisation, "
-          "could do what the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
-    Claim("weight_decay_all", "A stronger weight decay of every weight matrix could do for the unscaled $x^3$ what "
-          "the $1/\\sqrt{N}$ factor does", "review ICLR 2026", "09_critiques"),
-    Claim("softmax_saturation", "Softmax itself makes gradients vanish when its rows saturate",
-          "review ICLR 2025", "09_critiques"),
-    Claim("outliers", "Polynomials amplify extreme entries; softmax is more robust to them",
-          "review ICLR 2026", "09_critiques"),
-    Claim("attention_maps", "The heat maps show only that the activations differ (softmax cannot be negative, "
-          "heads have no pre-ordained role)", "review ICLR 2025; review ICLR 2026", "09_critiques"),
-    Claim("table2_architectures", "Table 2 across architectures: $x^3$ matches softmax on ViT, DeiT, Swin "
-          "and XCiT", "paper", "10_architectures"),
-    Claim("n_windows_channels", "What $N$ is where attention runs over windows (Swin) or channels (XCiT), where the "
-          "paper's $1/14$ is not $1/\\sqrt{N}$, and whether the reading matters", "paper (not stated)",
-          "10_architectures"),
-    Claim("detection_segmentation", "Detection and instance segmentation (the paper: Mask R-CNN on COCO; the book: "
-          "Mask R-CNN on synthetic Fashion-MNIST scenes): $x^3$ is near-identical to softmax",
-          "paper; review ICLR 2026", "10_architectures"),
+#: The rows of the intro's verdict table, in order: ids of the register's claims, decided by
+#: comparisons of runs (:data:`polyattn.claims.register.REGISTER`) or by a measurement
+#: (:data:`polyattn.claims.register.MEASURED`).  A claim's statement, source and chapter live in the
+#: register alone.
+VERDICT_ROWS = (
+    "thm41_1", "thm41_2", "thm42_43", "critique7_matrix_powers", "thm44_45", "fig1_scale", "table_parity", "family",
+    "lra_fixed_scale", "n_under_padding", "physics_poly", "seed_sensitivity", "norms_predict", "norm_intervention",
+    "cost", "causal_scaling", "attention_sinks", "seed_article_table", "norm_paradox", "scale_sensitivity",
+    "powers_gradients", "powers_trained", "qk_alternatives", "weight_decay_all", "softmax_saturation", "outliers",
+    "attention_maps", "table2_architectures", "n_windows_channels", "detection_segmentation",
 )
-CLAIM_IDS = tuple(c.id for c in CLAIMS)
 
 
-def statement(c: Claim) -> str:
-    """What a row of the verdict table claims: the register's statement when a register claim
-    decides the row (one statement per claim), else the row's own."""
-    from .verdicts import register_id
+def _rows() -> tuple:
+    from ..claims.register import any_claim
 
-    cid = register_id(c.id)
-    if cid is None:
-        return c.claim
-    from ..claims.register import REGISTER
+    return tuple(any_claim(cid) for cid in VERDICT_ROWS)
 
-    return REGISTER[cid].statement
 
+#: The claims of the verdict table (register objects: ``id``, ``statement``, ``source``, ``chapter``,
+#: ``machine_dependent``).
+CLAIMS = _rows()
+CLAIM_IDS = VERDICT_ROWS
+
+
+def statement(c) -> str:
+    """What a row of the verdict table claims (the register's statement: one statement per claim)."""
+    return c.statement
 
 
 def verdict(claim_id: str, summary: str, form: str) -> str:
-    """Deliver a chapter's verdict on a claim of :data:`CLAIMS` to the intro's table.
+    """Glue a claim's verdict for the intro's table (called by :func:`polyattn.book.deliver.deliver`
+    with the verdict the library computed; a chapter never decides one itself).
 
-    ``form``: one of :data:`FORMS`, chosen by the chapter's numbers; ``summary``: one sentence
-    with the key number, Markdown with ``$...$`` maths.  Glued as ``verdict_<id>`` (the
+    ``form``: one of :data:`FORMS`; ``summary``: one sentence with the key number, Markdown with
+    ``$...$`` maths.  Glued as ``verdict_<id>`` (the
     summary, as Markdown) and ``verdict_<id>_form``.  Returns the summary.
     """
     if claim_id not in CLAIM_IDS:
@@ -229,48 +148,41 @@ def replace_findings(readme_text: str, block: str) -> str:
     return f"{head}{FINDINGS_START}\n{block}\n{FINDINGS_END}{tail}"
 
 
-def write_findings(executed: dict[str, Path], root: Path, verdicts_path: Path) -> bool:
-    """Write the verdicts file and the README's findings block (book preset only); True when written."""
-    from .verdicts import with_register_rows
-
-    verdicts = collect_verdicts(executed)
-    if not verdicts or any(v["preset"] != "book" for v in verdicts.values()):
-        return False
-    # the rows a register claim decides come from the records, whatever a chapter glued
-    stable = {k: v for k, v in with_register_rows(verdicts).items()
-              if not next(c for c in CLAIMS if c.id == k).machine_dependent}
-    verdicts_path.parent.mkdir(parents=True, exist_ok=True)
-    verdicts_path.write_text(json.dumps(stable, indent=1, sort_keys=True) + "\n")
-    readme = root / "README.md"
-    readme.write_text(replace_findings(readme.read_text(), findings_markdown(stable)))
-    return True
-
-
-def verdict_table(executed: dict[str, Path]) -> str:
+def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = None,
+                  root: Path | None = None) -> str:
     """The intro's verdict table as MyST markdown.
 
-    ``executed`` maps chapter names (``NN_name``) to executed notebooks in the source tree.
-    A verdict glued by the expected chapter is written into its row (the form in bold, then
-    the one-sentence summary as Markdown, so its maths renders); any other row reads
+    Every row comes from ``verdicts`` (default: ``data/verdicts.json`` under ``root``, which
+    ``python -m polyattn verdicts`` computes from the records), except the rows measured on the
+    machine that builds the book, which come from the executed chapter that measured them
+    (``executed`` maps chapter names to executed notebooks).  A row without a verdict reads
     "pending: chapter NN".
     """
     from ..claims.register import REGISTER
     from ..claims.report import section_link
+    from .verdicts import VERDICTS_FILE
 
-    verdicts = collect_verdicts(executed)
+    if verdicts is None:
+        from .common import REPO_ROOT
+
+        path = (root or REPO_ROOT) / VERDICTS_FILE
+        verdicts = json.loads(path.read_text()) if path.exists() else {}
+    machine = collect_verdicts({k: v for k, v in executed.items()
+                                if any(c.machine_dependent and c.chapter == k for c in CLAIMS)})
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
-        v = verdicts.get(c.id)
+        v = machine.get(c.id) if c.machine_dependent else verdicts.get(c.id)
+        if c.chapter not in executed:
+            where = f"chapter {number}"
+        elif c.id in REGISTER:
+            where = section_link(c.id, f"chapter {number}")
+        else:
+            where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
         if v is not None:
-            where = (section_link(c.id, f"chapter {number}") if c.id in REGISTER
-                     else f"{{doc}}`chapter {number} </chapters/{c.chapter}>`")
             summary = " ".join(v["summary"].split()).replace("|", "\\|")
             cell = f"**{v['form']}**: {summary}"
         else:
-            where = (f"{{doc}}`chapter {number} </chapters/{c.chapter}>`" if c.chapter in executed
-                     else f"chapter {number}")
             cell = f"pending: chapter {number}"
         lines.append(f"| {statement(c)} | {c.source} | {where} | {cell} |")
     return "\n".join(lines)
-

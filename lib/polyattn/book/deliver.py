@@ -18,7 +18,7 @@ import pandas as pd
 
 @dataclass
 class Delivered:
-    verdict: object  # polyattn.claims.evaluate.ClaimVerdict
+    verdict: object  # polyattn.claims.evaluate.ClaimVerdict, or a Finding for a measured claim
     sentence: str
     table: object    # a pandas Styler
 
@@ -58,9 +58,12 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     """Evaluate a registered claim from the stored records, glue its sentence and form, and
     deliver them to the intro's verdict row of the same id when there is one."""
     from ..claims.evaluate import evaluate
+    from ..claims.register import MEASURED
     from ..claims.report import comparison_rows, plain, summary
     from .claims import CLAIM_IDS, verdict
 
+    if claim_id in MEASURED:
+        return _deliver_measured(claim_id, glue_it)
     v = evaluate(claim_id)
     body = summary(v)
     # the sentence stands alone on the page (after a heading in bold or a colon): its verdict opens it
@@ -79,6 +82,28 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
                "Holm over the claim's informative primary comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
+
+
+def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
+    """A measured claim's finding (its measure function), glued like a register verdict; its table
+    holds the finding's numbers."""
+    from ..claims.register import MEASURED
+    from ..display import typographic
+    from .claims import CLAIM_IDS, verdict
+
+    c = MEASURED[claim_id]
+    finding = c.evaluate()
+    text = typographic(f"**{finding.form[:1].upper()}{finding.form[1:]}**. {finding.summary.strip()}")
+    if glue_it:
+        from IPython.display import Markdown
+        from myst_nb import glue
+
+        glue(f"claim_{claim_id}", Markdown(text), display=False)
+        glue(f"claim_{claim_id}_form", finding.form, display=False)
+        if claim_id in CLAIM_IDS:
+            verdict(claim_id, finding.summary, form=finding.form)
+    rows = [{"Quantity": k, "Value": v} for k, v in finding.numbers.items() if not isinstance(v, (list, dict, tuple))]
+    return Delivered(finding, text, styled(rows, f"{c.rule} {c.scale}".strip()))
 
 
 def registered_rows(grid: str, delivered: Iterable[Delivered], pooled: bool = False,

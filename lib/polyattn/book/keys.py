@@ -32,6 +32,96 @@ def library_hash(package_dir: Optional[Path] = None) -> str:
     return _sha_files(package_dir.rglob("*.py"), package_dir)
 
 
+#: Modules that load others by name (``importlib``), which static imports do not show: the measured
+#: claims name their measure functions as ``"measures.<topic>:<function>"``.
+LOADED_BY_NAME = {"claims/spec.py": ("measures",)}
+
+
+def _module_file(name: str, package_dir: Path) -> Optional[Path]:
+    """The file of module ``polyattn.<name>`` (dotted, without the package), or None."""
+    base = package_dir.joinpath(*name.split(".")) if name else package_dir
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if name and candidate.is_file() or not name and candidate.name == "__init__.py" and candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(tree, module: str, is_package: bool) -> set[str]:
+    """Dotted names (relative to polyattn) of the polyattn modules a parsed module imports anywhere,
+    at module level or inside functions."""
+    import ast
+
+    out = set()
+    here = module.split(".") if module else []
+    package = here if is_package else here[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name[len("polyattn."):] if a.name != "polyattn" else "" for a in node.names
+                    if a.name == "polyattn" or a.name.startswith("polyattn.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1] if node.level > 1 else package
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            elif node.module and (node.module == "polyattn" or node.module.startswith("polyattn.")):
+                target = node.module[len("polyattn."):] if node.module != "polyattn" else ""
+            else:
+                continue
+            out.add(target)
+            out |= {f"{target}.{a.name}" if target else a.name for a in node.names}  # submodules imported by name
+    return out
+
+
+def imported_files(code: str, package_dir: Optional[Path] = None) -> set[Path]:
+    """The files of the polyattn package that ``code`` imports, transitively: each module, the
+    ``__init__`` of every package above it, what they import in turn, and the modules loaded by
+    name (:data:`LOADED_BY_NAME`)."""
+    import ast
+
+    if package_dir is None:
+        from . import PACKAGE_DIR as package_dir
+    package_dir = Path(package_dir)
+    todo = [n for n in _imports(ast.parse(code), "", True) if n is not None]
+    seen: set[Path] = set()
+    while todo:
+        name = todo.pop()
+        parts = name.split(".") if name else []
+        for depth in range(len(parts) + 1):  # importing a.b.c runs polyattn, a and a.b first
+            path = _module_file(".".join(parts[:depth]), package_dir)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            rel = path.relative_to(package_dir)
+            mod = ".".join(rel.with_suffix("").parts[:-1] if rel.name == "__init__.py" else rel.with_suffix("").parts)
+            todo += list(_imports(ast.parse(path.read_text()), mod, rel.name == "__init__.py"))
+            for sub in LOADED_BY_NAME.get(rel.as_posix(), ()):
+                todo += [".".join((sub, p.stem)) for p in (package_dir / sub).glob("*.py")]
+    return seen
+
+
+def chapter_code(source: Path) -> str:
+    """The code of a chapter's cells (an ``.ipynb`` or a MyST jupytext ``.md``)."""
+    import nbformat
+
+    source = Path(source)
+    if source.suffix == ".ipynb":
+        nb = nbformat.read(str(source), as_version=4)
+    else:
+        import jupytext
+
+        nb = jupytext.read(str(source), fmt="md:myst")
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code"
+                     if not c.source.lstrip().startswith(("%", "!")))
+
+
+def chapter_library_hash(source: Path, package_dir: Optional[Path] = None) -> str:
+    """sha256 over the library files a chapter imports, transitively (:func:`imported_files`): a
+    chapter re-executes when one of them changes, not when any file of the library does."""
+    if package_dir is None:
+        from . import PACKAGE_DIR as package_dir
+    package_dir = Path(package_dir)
+    return _sha_files(imported_files(chapter_code(source), package_dir), package_dir)
+
+
 def results_root(preset: str) -> Path:
     try:
         from ..results import results_root as root_of
@@ -54,11 +144,12 @@ def results_hash(experiments: Sequence[str], preset: str) -> str:
 
 
 def key_parts(source: Path, params: dict, root: Path = REPO_ROOT) -> dict:
-    """Everything a chapter's key covers except its stored results."""
+    """Everything a chapter's key covers except its stored results: its source, the library files
+    it imports (transitively), its parameters and the requirements."""
     req = Path(root) / "requirements.txt"
     return {
         "source": hashlib.sha256(Path(source).read_bytes()).hexdigest(),
-        "library": library_hash(),
+        "library": chapter_library_hash(source),
         "params": json.dumps(params, sort_keys=True),
         "requirements": hashlib.sha256(req.read_bytes()).hexdigest() if req.exists() else "",
     }

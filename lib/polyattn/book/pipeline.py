@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .answer import write_answer
-from .claims import write_findings
 from .common import PRESETS, REPO_ROOT, BookError
 from .execute import execute_all, stored_only
 from .keys import key_of, key_parts, load_manifest, results_hash, save_manifest
@@ -16,7 +14,8 @@ from .site import assemble, build_html
 from .toc import Entry, discover
 
 #: The verdicts of the book preset, as the README's findings block states them (committed).
-VERDICTS_FILE = Path("data") / "verdicts.json"
+from .verdicts import VERDICTS_FILE  # noqa: E402,F401  (re-exported)
+from .verdicts import write as write_verdicts
 
 
 @dataclass
@@ -125,15 +124,11 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
     manifest["chapters"] = {k: v for k, v in manifest["chapters"].items() if k in names}
     save_manifest(manifest, build_root)
     print(f"[book] {len(report.executed)} executed, {len(report.cached)} cached", flush=True)
-    if preset == "book" and build_root == root:
-        if report.skipped:
-            # findings from part of the book would turn every other chapter's verdict into "pending"
-            print(f"[book] findings not written: {', '.join(report.skipped)} never executed here; run "
-                  "`python -m polyattn.book --preset book` without --chapters once", flush=True)
-        elif write_findings(executed, root, root / VERDICTS_FILE):
-            print(f"[book] findings written to {VERDICTS_FILE} and README.md", flush=True)
-        if write_answer(root):
-            print("[book] the answer block of README.md rewritten from the claim register", flush=True)
+    if preset == "book" and build_root == root and Path(root).resolve() == REPO_ROOT.resolve():
+        # the verdicts come from the repository's records alone, whichever chapters were executed
+        changed = write_verdicts(root)
+        if changed:
+            print(f"[book] {', '.join(changed)} rewritten from the records (python -m polyattn verdicts)", flush=True)
     if html:
         src = assemble(entries, executed, build_root, root)
         report.html = build_html(src, build_root, strict=strict)

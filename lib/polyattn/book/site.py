@@ -89,7 +89,7 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
             shutil.copy2(Path(root) / name, src / name)
     keep = {e.docname for e in entries if (e.kind == "page") or (e.kind == "notebook" and e.name in executed)}
     (src / "_toc.yml").write_text(yaml.safe_dump(_prune_toc(read_toc(root), keep), sort_keys=False))
-    verdicts = verdict_table(executed)
+    verdicts = verdict_table(executed, root=Path(root))
     status, env = status_markdown(build_root, root)
     for e in entries:
         if e.docname not in keep:

@@ -1,10 +1,10 @@
 """The book's verdicts from the stored records alone: ``python -m polyattn verdicts``.
 
-Every row of the intro's verdict table whose claim is in the register is computed here, by the
-one rule, without executing a chapter; the chapters glue the same sentences (through
-:func:`polyattn.book.deliver.deliver`) and never decide these rows themselves. The rows that are
-measurements rather than comparisons of runs (theorems checked numerically, probes, costs) are
-still written by the chapters that measure them, and kept here as the last book build left them.
+Every row of the intro's verdict table is computed here without executing a chapter: a claim
+decided by comparisons of runs by the one rule (:mod:`polyattn.claims.evaluate`), a measured claim
+by its measure function (:mod:`polyattn.measures`).  The chapters glue the same sentences (through
+:func:`polyattn.book.deliver.deliver`) and never decide a row themselves.  Rows measured on the
+machine that builds the book (costs) are not written here.
 
 The command writes ``data/verdicts.json``, the README's answer block and its findings block;
 ``--check`` only says whether they are what the committed records give.
@@ -18,16 +18,29 @@ from typing import Optional
 from ..results import REPO_ROOT
 
 VERDICTS_FILE = Path("data") / "verdicts.json"
-#: Rows of the verdict table that read a register claim under another id.
-REGISTER_ID = {"norm_mechanism": "norm_intervention"}
 
 
 def register_id(row_id: str) -> Optional[str]:
-    """The register claim behind a row of the verdict table (None for a measured row)."""
+    """The register claim behind a row of the verdict table, decided by comparisons of runs (None
+    for a measured claim)."""
     from ..claims.register import REGISTER
 
-    cid = REGISTER_ID.get(row_id, row_id)
-    return cid if cid in REGISTER else None
+    return row_id if row_id in REGISTER else None
+
+
+def measured_row(row_id: str, root: Optional[Path] = None) -> Optional[dict]:
+    """A measured claim's row, from its measure function (None while the function is not written)."""
+    from ..claims.register import MEASURED
+    from ..display import typographic
+
+    c = MEASURED[row_id]
+    try:
+        finding = c.evaluate(root)
+    except (ModuleNotFoundError, AttributeError) as e:
+        if "polyattn.measures" not in str(e) and c.measure.split(":")[1] not in str(e):
+            raise
+        return None
+    return {"chapter": c.chapter, "form": finding.form, "preset": "book", "summary": typographic(finding.summary.strip())}
 
 
 def row(row_id: str, verdict) -> dict:
@@ -41,28 +54,38 @@ def row(row_id: str, verdict) -> dict:
 
 
 def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
-    """Every verdict-table row that a register claim decides, computed from the records."""
+    """Every verdict-table row the register decides, computed from the records: comparisons of runs
+    by the one rule, measured claims by their measure functions (machine-dependent rows left out)."""
     from ..claims.evaluate import evaluate
+    from ..claims.register import MEASURED
     from .claims import CLAIMS
 
     out = {}
     for c in CLAIMS:
+        if c.machine_dependent:
+            continue
         cid = register_id(c.id)
-        if cid is not None and not c.machine_dependent:
+        if cid is not None:
             out[c.id] = row(c.id, evaluate(cid, root=root))
+        elif c.id in MEASURED:
+            r = measured_row(c.id, root)
+            if r is not None:
+                out[c.id] = r
     return out
 
 
 def with_register_rows(rows: dict[str, dict], root: Optional[Path] = None) -> dict[str, dict]:
-    """``rows``' measured rows with every register row computed from the records, sorted by id."""
-    out = {k: v for k, v in rows.items() if register_id(k) is None}
+    """Every row the register computes, and ``rows``' rows for the measured claims whose measure
+    function is not written yet; sorted by id."""
+    from ..claims.register import MEASURED
+
+    out = {k: v for k, v in rows.items() if k in MEASURED and not MEASURED[k].machine_dependent}
     out.update(register_rows(root))
     return dict(sorted(out.items()))
 
 
 def computed(repo: Path = REPO_ROOT, root: Optional[Path] = None) -> dict[str, dict]:
-    """The verdicts file as the records give it: the register's rows computed, the measured rows
-    kept as the last book build wrote them."""
+    """The verdicts file as the records give it."""
     path = repo / VERDICTS_FILE
     return with_register_rows(json.loads(path.read_text()) if path.exists() else {}, root)
 

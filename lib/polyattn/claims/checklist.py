@@ -94,7 +94,7 @@ CHECKLIST = (
     Item(8, "No tested link from a bounded norm to accuracy; compare normalisation and clipping",
          ("R25", "R26-3", "AI25"),
          (_at("03_norms", "the mechanism", "The mechanism, by intervention"), _UNCLIPPED),
-         claims=("clipping_as_alternative", "qk_norm"), verdicts=("norm_mechanism", "norms_predict")),
+         claims=("clipping_as_alternative", "qk_norm"), verdicts=("norm_intervention", "norms_predict")),
     Item(9, "Norms and accuracy disagree: x³ below x/16 yet worse; x/14 worse on ViT, best on DeiT", ("R25",),
          (_PARADOX, _chapter("10_architectures", "x/14 on ViT and DeiT")),
          claims=("linear_vit_deit",), verdicts=("norm_paradox",)),
@@ -156,7 +156,7 @@ SHORT = {
     "weight_decay_all": "decay of all does it (clipped and not)", "outliers": "polynomials amplify outliers",
     "attention_maps": "the maps", "thm41_1": "Theorem 4.1 (1)", "thm41_2": "Theorem 4.1 (2)",
     "thm42_43": "Theorems 4.2/4.3", "critique7_matrix_powers": "theory and experiments differ",
-    "norm_mechanism": "the norm bound is the mechanism", "norms_predict": "norms predict accuracy",
+    "norm_intervention": "the norm bound is the mechanism", "norms_predict": "norms predict accuracy",
     "fig1_scale": "Figure 1's direction", "causal_scaling": "which N under a causal mask", "cost": "cost",
 }
 

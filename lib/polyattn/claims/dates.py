@@ -1,8 +1,11 @@
 """When each claim was registered, read from the repository history, against when its runs started.
 
-A claim is registered by the commit that first wrote its id into :mod:`polyattn.claims.register`;
-a claim registered after some of its runs were seen must say so (``registered_after``), and its
-verdict row carries that note.
+A claim is registered by the commit that first wrote its id into the register: the topic modules
+of :mod:`polyattn.claims.topics` now, ``register.py``, ``register_book.py`` and ``register_late.py``
+before them (the history search keeps their paths, so it still finds that first commit).  The
+claim's ``registered`` field holds that commit's day (:func:`registered_day`).  A claim registered
+after some of its runs were seen must say so (``registered_after``), and its verdict row carries
+that note.
 """
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ from typing import Optional
 
 from ..results import REPO_ROOT, git
 
-REGISTER_FILES = ("lib/polyattn/claims/register.py", "lib/polyattn/claims/register_book.py",
-                  "lib/polyattn/claims/register_late.py")
+#: Every file that has held the register's claims, the present ones and those of its history.
+REGISTER_FILES = ("lib/polyattn/claims/topics", "lib/polyattn/claims/register.py",
+                  "lib/polyattn/claims/register_book.py", "lib/polyattn/claims/register_late.py")
 
 
 def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:
@@ -30,6 +34,13 @@ def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:
     if not out:
         return None
     return datetime.fromisoformat(out.splitlines()[0].strip())
+
+
+def registered_day(claim_id: str, root: Path = REPO_ROOT) -> Optional[str]:
+    """The day of :func:`registered_at` as an ISO date (what a claim's ``registered`` field holds),
+    in the commit's own time zone; None where :func:`registered_at` is."""
+    when = registered_at(claim_id, root)
+    return when.date().isoformat() if when is not None else None
 
 
 def _first_start(runs) -> Optional[datetime]:

@@ -49,8 +49,14 @@ from typing import Iterable, Optional
 RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, within the margin",
            "better, within the margin", "inconclusive")
 OUTCOMES = ("supports", "contradicts", "open", "within the margin", "uninformative")
-FORMS = ("holds", "equivalent within the margin", "not supported", "detectable but within the margin",
-         "inconclusive at this power", "inconclusive at this scale", "not testable as designed")
+#: The forms a claim decided by comparisons of runs can take (:func:`claim_form`).
+COMPARISON_FORMS = ("holds", "equivalent within the margin", "not supported", "detectable but within the margin",
+                    "inconclusive at this power", "inconclusive at this scale", "not testable as designed")
+#: The further forms of a measured claim (a theorem checked numerically, a probe, a cost), each
+#: decided by its measure function's registered rule (:class:`polyattn.claims.spec.MeasuredClaim`).
+MEASURED_FORMS = ("holds with a corrected constant", "holds only under its assumptions", "fails", "mixed", "measured")
+#: The book's one vocabulary of verdicts.
+FORMS = COMPARISON_FORMS + MEASURED_FORMS
 ROLES = ("primary", "check", "description")
 LOGICS = ("all", "any")
 
@@ -71,6 +77,12 @@ LEGEND = {
                                   "task, or too few runs for a paired test)",
     "not testable as designed": "a control or condition of the design failed, so the comparison cannot test "
                                 "the claim; the check's numbers are stated",
+    "holds with a corrected constant": "the statement is true, but with a different constant from the paper's",
+    "holds only under its assumptions": "true where the paper's assumptions hold, and shown to fail or change "
+                                        "outside them",
+    "fails": "the statement is false on the book's data",
+    "mixed": "a measured claim whose parts point different ways: some support the statement, some contradict it",
+    "measured": "a quantity measured and reported, with no claim to accept or reject",
 }
 
 

@@ -19,12 +19,14 @@ the claim that owns it.
 A :class:`RegisteredClaim` holds its comparisons, the margin and alpha they share, its logic
 (``all``: every primary part must hold; ``any``: one is enough), the tier designed to decide it
 (the other tiers are description), and where it comes from. The Holm family of a claim is its
-own informative primary comparisons.  The date a claim's margin and rule
-were fixed is read from the repository history, not typed here (:mod:`polyattn.claims.dates`).
+own informative primary comparisons.  The date a claim's margin and rule were fixed is its
+``registered`` field, which the tests check against the repository history
+(:mod:`polyattn.claims.dates`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Mapping, Optional
 
 EXPECTATIONS = ("equivalent", "worse", "better")
@@ -123,8 +125,17 @@ class RegisteredClaim:
     #: margin predates the register (the registration date is then that commit's)
     margin_commit: Optional[str] = None
     notes: tuple = field(default_factory=tuple)
+    #: the day the claim was registered (ISO date): the day of the commit that first wrote its id into
+    #: the register, or of its ``margin_commit`` (checked against the history by :mod:`polyattn.claims.dates`)
+    registered: Optional[str] = None
 
     def __post_init__(self):
+        if self.registered is not None:
+            try:
+                date.fromisoformat(self.registered)
+            except (TypeError, ValueError):
+                raise ValueError(f"claim {self.id!r}: registered must be an ISO date such as '2026-12-01', "
+                                 f"got {self.registered!r}") from None
         ids = [c.id for c in self.comparisons]
         if len(set(ids)) != len(ids):
             raise ValueError(f"claim {self.id!r} has repeated comparison ids")
@@ -134,6 +145,9 @@ class RegisteredClaim:
             raise ValueError(f"claim {self.id!r}: logic must be 'all' or 'any', got {self.logic!r}")
         if not any(c.role == "primary" for c in self.comparisons):
             raise ValueError(f"claim {self.id!r} has no primary comparison: name what the claim is about")
+
+    #: a claim decided by comparisons of stored runs is never machine-dependent
+    machine_dependent = False
 
     @property
     def primary(self) -> tuple:
@@ -150,3 +164,59 @@ class RegisteredClaim:
     @property
     def grids(self) -> tuple:
         return tuple(sorted({a.grid for c in self.comparisons for a in (c.candidate, c.baseline)}))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a measured claim's measurement gives: the form its rule decides (one of
+    :data:`polyattn.claims.rule.FORMS`), one sentence with the key numbers (Markdown with maths),
+    and the numbers themselves, for tables and for readers who recompute them."""
+
+    form: str
+    summary: str
+    numbers: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self):
+        from .rule import FORMS
+
+        if self.form not in FORMS:
+            raise ValueError(f"unknown verdict form {self.form!r}; choose one of {', '.join(FORMS)}")
+        if not isinstance(self.summary, str) or not self.summary.strip():
+            raise ValueError(f"a finding needs a non-empty sentence, got {self.summary!r}")
+
+
+@dataclass(frozen=True)
+class MeasuredClaim:
+    """A claim decided by a measurement rather than by paired comparisons of runs: a theorem checked
+    numerically, probes read from stored runs, a cost.  ``measure`` names the library function
+    (``"module:function"`` under :mod:`polyattn`) that reads the records or computes, and returns a
+    :class:`Finding`; ``rule`` says in words how its numbers decide the form (thresholds fixed in
+    that module), so a reader can recompute the row with their own script."""
+
+    id: str
+    statement: str
+    source: str
+    chapter: str
+    measure: str
+    rule: str
+    #: measured on the machine that builds the book (timings): never written into the README
+    machine_dependent: bool = False
+    #: said when the rule was fixed after its numbers were seen
+    registered_after: Optional[str] = None
+    scale: str = ""
+    notes: tuple = field(default_factory=tuple)
+
+    def __post_init__(self):
+        if self.measure.count(":") != 1:
+            raise ValueError(f"claim {self.id!r}: measure must read 'module:function', got {self.measure!r}")
+
+    def evaluate(self, root=None) -> Finding:
+        """Run the measure function (``root``: the results directory, None for the repository's)."""
+        import importlib
+
+        module, name = self.measure.split(":")
+        fn = getattr(importlib.import_module(f"polyattn.{module}"), name)
+        finding = fn(root=root)
+        if not isinstance(finding, Finding):
+            raise TypeError(f"claim {self.id!r}: {self.measure} returned {type(finding).__name__}, not a Finding")
+        return finding

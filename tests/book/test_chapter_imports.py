@@ -1,0 +1,55 @@
+"""What a chapter's cache key covers: the library files it imports, transitively."""
+from pathlib import Path
+
+from polyattn.book import keys
+
+
+def _package(root: Path) -> Path:
+    pkg = root / "polyattn"
+    for rel, text in {
+        "__init__.py": "from . import base\n",
+        "base.py": "X = 1\n",
+        "analysis/__init__.py": "",
+        "analysis/stats.py": "from ..base import X\n",
+        "analysis/tables.py": "def table():\n    from .stats import X  # imported inside a function\n    return X\n",
+        "analysis/unused.py": "Y = 2\n",
+        "claims/__init__.py": "",
+        "claims/spec.py": "import importlib\n",
+        "measures/__init__.py": "",
+        "measures/theorems.py": "from ..analysis import tables\n",
+        "book/__init__.py": "",
+        "book/pages.py": "Z = 3\n",
+    }.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    return pkg
+
+
+def _names(files, pkg):
+    return {f.relative_to(pkg).as_posix() for f in files}
+
+
+def test_imports_are_followed_through_packages_relative_imports_and_functions(tmp_path):
+    pkg = _package(tmp_path)
+    files = keys.imported_files("from polyattn.analysis import tables\n", pkg)
+    assert _names(files, pkg) == {"__init__.py", "base.py", "analysis/__init__.py", "analysis/tables.py",
+                                  "analysis/stats.py"}
+    assert "analysis/unused.py" not in _names(keys.imported_files("import polyattn.book.pages\n", pkg), pkg)
+
+
+def test_modules_loaded_by_name_are_covered(tmp_path):
+    pkg = _package(tmp_path)
+    names = _names(keys.imported_files("from polyattn.claims import spec\n", pkg), pkg)
+    assert {"measures/theorems.py", "analysis/tables.py"} <= names
+
+
+def test_a_chapter_key_changes_with_an_imported_file_only(tmp_path):
+    pkg = _package(tmp_path)
+    chapter = tmp_path / "01_x.md"
+    chapter.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  name: python3\n"
+                       "  display_name: Python 3\n---\n\n# X\n\n```{code-cell} ipython3\nfrom polyattn import base\n```\n")
+    before = keys.chapter_library_hash(chapter, pkg)
+    (pkg / "analysis" / "unused.py").write_text("Y = 3\n")
+    assert keys.chapter_library_hash(chapter, pkg) == before
+    (pkg / "base.py").write_text("X = 2\n")
+    assert keys.chapter_library_hash(chapter, pkg) != before

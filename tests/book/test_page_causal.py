@@ -1,0 +1,225 @@
+"""Chapter 07's page module on planted character-LM records: the tables' rows, the register's
+comparisons in them, the glued numbers, and the length sweep's section at any stage of its grid."""
+import math
+from types import SimpleNamespace
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from polyattn.config import TrainConfig
+from polyattn.experiments import causal
+from polyattn.labels import CHARLM_VARIANTS
+from polyattn.pages import causal as cp
+from polyattn.results import config_dict
+
+matplotlib.use("Agg")
+
+BPC_SPEC = [{"name": n, "higher_is_better": False, "scale": 1.0, "unit": "bits/char", "label": n}
+            for n in ("val_bpc", "test_bpc", "test_bpc_x2", "test_bpc_x4")]
+
+
+def _record(cfg: TrainConfig, bpc: float, status: str = "ok", sink_rate: float = 0.0, sample: str = "and the") -> dict:
+    """A character-LM record as ``fit`` writes it: bits/char at 1x, 2x and 4x, sinks and a sample."""
+    context = cfg.options["context"]
+    return {"schema": 1, "experiment": cfg.experiment, "config": config_dict(cfg), "config_hash": cfg.hash,
+            "seed": cfg.seed, "preset": cfg.preset, "status": status, "diverged_step": None if status == "ok" else 3,
+            "task": "charlm", "metrics_spec": BPC_SPEC,
+            "metrics": [{"epoch": 1, "step": 8, "val_bpc": bpc, "test_bpc": bpc, "test_bpc_x2": bpc + 0.5,
+                         "test_bpc_x4": bpc + 1.0}],
+            "seq_lens": {"seq_len": context}, "n_params": 1000,
+            "final": {"prompt": "And ", "sample": sample, "sampling": {"seed": 1, "temperature": 0.8, "top_k": 5},
+                      "sinks": {"sink_rate": sink_rate, "sink_rate_normalised": sink_rate, "alpha_mean": 0.1,
+                                "share_mean": 0.1, "negative_fraction": 0.0, "row_sum_mean": 1.0}},
+            "provenance": {"git_commit": "abcdef123", "git_dirty": False, "wall_s": 2.0,
+                           "hardware": {"cpu": "Test CPU", "cores": 2, "torch_threads": 1}, "packages": {"torch": "x"}}}
+
+
+#: planted test bits/char per variant above softmax's (seed-specific jitter added below)
+PLANTED = {"softmax": 0.0, "x^3/sqrt(i+1)": 0.2, "x^3/sqrt(T)": 0.3, "SSMax": 0.0}
+
+
+def _runs(seeds=(0, 1, 2), variants=PLANTED, sink_seed=None):
+    grid = [c for c in causal.charlm("smoke", seeds=list(seeds))
+            if next(lbl for lbl, a, m in CHARLM_VARIANTS if a == c.activation and m == c.n_mode) in variants]
+    label = {(a, m): lbl for lbl, a, m in CHARLM_VARIANTS}
+    records = [_record(c, 2.0 + variants[label[(c.activation, c.n_mode)]] + 0.01 * c.seed
+                       + (0.002 * c.seed if label[(c.activation, c.n_mode)] == "x^3/sqrt(T)" else 0.0),
+                       sink_rate=0.25 if (c.activation == "softmax" and c.seed == sink_seed) else 0.0)
+               for c in grid]
+    return cp.Runs(grid, records, "smoke")
+
+
+def _page(preset="book"):
+    return SimpleNamespace(preset=preset, device="cpu", trains=preset != "paper", not_run="not run",
+                           on_device=lambda configs: list(configs))
+
+
+def _comparison(n, mean=0.1, low=0.05, high=0.15):
+    return SimpleNamespace(n=n, mean=mean, ci_low=low, ci_high=high)
+
+
+def test_the_bits_per_character_table_finds_the_planted_differences_and_fills_the_baseline_row():
+    runs = _runs()
+    rows = {r["variant"]: r for r in cp.bpc_rows(runs, 0.05, {})}
+    assert rows["softmax"]["Δ vs softmax [95% CI]"] == "baseline" and rows["softmax"]["result"] == ""
+    assert set(rows["softmax"]) == set(rows["x³/√(i+1)"])           # no missing cell (no NaN on the page)
+    assert rows["x³/√(i+1)"]["Δ vs softmax [95% CI]"].startswith("+0.200") and rows["x³/√(i+1)"]["result"] == "worse"
+    assert rows["SSMax"]["result"] == "equivalent"
+    numbers = cp.bpc_numbers(runs, 0.05, {})
+    assert numbers["ch07_family"] == 3 and numbers["ch07_count_text"] == "2 worse; 1 equivalent"
+
+
+def test_a_registered_comparison_replaces_the_pages_own_and_is_marked():
+    runs = _runs()
+    reg = {("x^3/sqrt(i+1)", "softmax", "test_bpc"): {"Holm p": "0.5", "TOST p": "0.9", "Result": "inconclusive",
+                                                     "numbers": _comparison(3, 0.123, 0.01, 0.2)}}
+    row = next(r for r in cp.bpc_rows(runs, 0.05, reg) if r["variant"] == "x³/√(i+1)")
+    assert row["Δ vs softmax [95% CI]"] == "+0.123 [+0.010, +0.200] ‡" and row["result"] == "inconclusive ‡"
+    assert row["Holm p"] == "0.5"
+    assert cp.bpc_numbers(runs, 0.05, reg)["ch07_count_text"] == "1 inconclusive; 1 worse; 1 equivalent"
+    assert cp._register_cell({"numbers": _comparison(0)}) == ""
+
+
+def test_the_register_rows_are_read_only_at_the_book_preset():
+    fields = {"activation": "poly:p=3", "n_mode": "fixed"}
+    comparison = SimpleNamespace(candidate=SimpleNamespace(grid="causal_charlm", fields=fields),
+                                 baseline=SimpleNamespace(fields={"activation": "softmax", "n_mode": "row"}),
+                                 metric="test_bpc", label="x³/√T − softmax", role="primary", expect="equivalent")
+    result = SimpleNamespace(comparison=comparison, n=2, planned=3, holm_p=0.2, tost_p=0.4, result="inconclusive",
+                             qualifier="", outcome="open", mean=0.1, ci_low=0.0, ci_high=0.2, ci90_low=0.02,
+                             ci90_high=0.18, unit="bits/char", higher_is_better=False)
+    delivered = SimpleNamespace(verdict=SimpleNamespace(comparisons=[result]))
+    import polyattn.claims.report as report
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "comparison_rows", lambda v: [{"Comparison": "x³/√T − softmax"}])
+        assert cp.register_rows(delivered, "causal_charlm", "smoke") == {}
+        rows = cp.register_rows(delivered, "causal_charlm", "book")
+        assert list(rows) == [("x^3/sqrt(T)", "softmax", "test_bpc")]
+        assert cp.register_rows(delivered, "causal_charlm_nope", "book") == {}
+
+
+def test_a_length_row_takes_the_registers_numbers_at_its_length_only():
+    diffs = pd.DataFrame([{"activation": "a", "multiple": m, "n_pairs": 3, "mean_diff": 0.5, "ci_low": 0.4,
+                           "ci_high": 0.6, "t_p": 0.001, "p_holm": 0.002, "tost_p": 1.0, "margin": 0.05, "mde": 0.1,
+                           "family_size": 3, "baseline": "softmax", "higher_is_better": False,
+                           "unit": "bits/char"} for m in (1, 2)])
+    reg = {("a", 1): {"Result": "worse", "numbers": _comparison(3, 0.5, 0.4, 0.6)}}
+    row = cp.length_rows(diffs, lambda v: f"{v} − softmax", reg)[0]
+    assert row == {"comparison": "a − softmax", "at 1x": "+0.50 [+0.40, +0.60] ‡, worse",
+                   "at 2x": "+0.50 [+0.40, +0.60], worse"}
+
+
+def test_claims_table_lists_only_comparisons_with_pairs():
+    def delivered(ns):
+        comps = [SimpleNamespace(n=n, comparison=SimpleNamespace(label=f"c{i}")) for i, n in enumerate(ns)]
+        claim = SimpleNamespace(id="length_scale_needed", margin=0.05, scale="a scale")
+        return SimpleNamespace(verdict=SimpleNamespace(comparisons=comps, claim=claim))
+
+    import polyattn.claims.report as report
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "comparison_rows", lambda v: [
+            {"Comparison": r.comparison.label, "Role": "primary", "Pairs": f"{r.n} of 3", "Difference [95% CI]": "x",
+             "Holm p": "", "TOST p": "", "Result": "inconclusive"} for r in v.comparisons])
+        assert cp.sweep_table([delivered([0, 0])], "book") is None
+        assert cp.sweep_table([delivered([0, 2, 1])], "smoke") is None
+        table = cp.sweep_table([delivered([0, 2, 1])], "book")
+        assert list(table.data["comparison"]) == ["c1", "c2"] and list(table.data["claim"]) == ["length scale needed"] * 2
+
+
+def test_claim_values_quote_the_registers_late_notes():
+    late = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
+        registered_after="after the runs", chance_registered_after="on 2 December", comparisons=(1, 2, 3))))
+    assert cp.claim_values("x", late) == {"x_notes": "after the runs; on 2 December", "x_family": 3}
+    in_time = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
+        registered_after=None, chance_registered_after=None, comparisons=())))
+    assert cp.claim_values("x", in_time)["x_notes"].startswith("nothing")
+
+
+def test_sink_numbers_count_softmaxs_seeds_with_a_sink():
+    numbers = cp.sink_numbers(_runs(sink_seed=1))
+    assert numbers["ch07_softmax_sink_seeds"] == "1 of 3"
+    assert numbers["ch07_largest_rate"] == "0.25 (softmax, seed 1)"
+    assert cp.sink_numbers(cp.Runs([], [], "paper", "not run", loaded=False))["ch07_free_rate"] == "not run"
+
+
+def test_the_spread_names_the_variants_at_both_ends():
+    s = pd.Series({"x^3/sqrt(T)": 0.3, "softmax": -0.1, "SSMax": math.nan})
+    assert cp._spread(s) == "−0.100 for softmax to +0.300 for x³/√T"
+    assert cp._spread(pd.Series(dtype=float)) == "not measured"
+
+
+def test_map_numbers_say_where_each_map_comes_from_and_which_are_missing():
+    import numpy as np
+
+    found = {"maps": {"softmax": np.ones((1, 2, 2)), "x^3/sqrt(T)": -np.ones((1, 2, 2))},
+             "source": {"softmax": "the seed-0 record", "x^3/sqrt(T)": "the seed-1 record"},
+             "window": "In the", "diverged": ["SSMax"], "missing": []}
+    n = cp.map_numbers(_runs(seeds=(0,)), found)
+    assert n["ch07_map_source"] == "softmax: the seed-0 record; x³/√T: the seed-1 record"
+    fig = cp.map_figure(found, "smoke")
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["softmax", "x³/√T"]
+    assert n["ch07_map_absent"] == "SSMax (diverged)" and n["ch07_map_neg"] == "softmax 0.00, x³/√T 1.00"
+    assert cp.map_figure({**found, "maps": {}}, "smoke") is None
+    assert cp.map_numbers(cp.Runs([], [], "paper", "not run", loaded=False), found)["ch07_map_neg"] == "not run"
+
+
+def _sweep(records):
+    grid = causal.length_sweep("smoke")
+    runs = cp.Runs(grid, records, "smoke")
+    runs._frame = cp.ls.sweep_frame(records)
+    return runs
+
+
+def _sweep_record(cfg, bpc, status="ok"):
+    return {"config": {**config_dict(cfg)}, "status": status,
+            "metrics": [{"test_bpc": bpc, "test_bpc_x2": bpc + 0.1, "test_bpc_x4": bpc + 0.2}]}
+
+
+def test_the_length_sweep_section_renders_with_none_some_or_all_of_its_runs():
+    grid = causal.length_sweep("smoke")                     # T = 16 and 32, one seed, four variants
+    none = _sweep([])
+    assert cp.sweep_numbers(none)["ch07_sweep_stored"] == f"0 of the {len(grid)}"
+    assert cp.sweep_numbers(none)["ch07_sweep_slope"].startswith("none yet")
+    assert cp.sweep_figure(none, 0.05) is None
+    # only the unscaled cube: a figure of one panel, no slope
+    cube = [_sweep_record(c, 3.0) for c in grid if c.activation == "poly:p=3,c=1"]
+    some = _sweep(cube)
+    assert len(cp.sweep_figure(some, 0.05).axes) == 1
+    assert "nor at one" in cp.sweep_numbers(some)["ch07_sweep_slope"]
+    # everything, with the cube's deficit growing by 0.1 per doubling of T and one run diverged
+    recs = [_sweep_record(c, 3.0 + (0.1 * math.log2(c.options["context"] / 16) if c.activation == "poly:p=3,c=1"
+                                    else 0.0)) for c in grid if c.activation != "softmax"]
+    recs.append(_sweep_record(next(c for c in grid if c.activation == "softmax"), math.nan, status="diverged"))
+    full = _sweep(recs)
+    numbers = cp.sweep_numbers(full)
+    assert numbers["ch07_sweep_stored"].startswith(f"{len(recs)} of the {len(grid)} (1 diverged: softmax at T = 16")
+    assert numbers["ch07_sweep_slope"].startswith("+0.100 bits/char per doubling over 1 seed(s) (seed 0: +0.100)")
+    assert len(cp.sweep_figure(full, 0.05).axes) == 2
+
+
+def test_nothing_is_loaded_under_a_preset_that_trains_nothing():
+    runs = cp.sweep_runs(_page("paper"))
+    assert not runs and not runs.loaded
+    assert cp.sweep_numbers(runs) == {"ch07_sweep_stored": "not run", "ch07_sweep_slope": "not run"}
+    assert cp.bpc_table(runs, 0.05, {}) is None and cp.samples_markdown(runs) == ""
+
+
+def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
+    from polyattn.experiments import mqar
+
+    grid = mqar.causal_mqar_long("smoke")
+    names = [f"acc_{n}" for n, *_ in cp.recall.levels(grid[0])]
+    spec = [{"name": n, "higher_is_better": True, "scale": 100.0, "unit": "%", "label": n} for n in names]
+
+    def rec(cfg, acc):
+        return {"schema": 1, "experiment": cfg.experiment, "config": config_dict(cfg), "config_hash": cfg.hash,
+                "seed": cfg.seed, "preset": cfg.preset, "status": "ok", "diverged_step": None, "task": "mqar",
+                "metrics_spec": spec, "metrics": [{"epoch": 1, "step": 1, **{n: acc for n in names}}],
+                "seq_lens": {"seq_len": 16}, "provenance": {"git_commit": "x", "wall_s": 1.0}}
+
+    records = [rec(c, 0.99 if c.activation == "poly:p=3,c=1/14" else 0.01) for c in grid]
+    numbers = cp.mqar_long_numbers(cp.Runs(grid, records, "book"))
+    assert numbers["ch07_mqar_long_beyond"] == "x³/14" and numbers["ch07_mqar_long_softmax"] == "0"
