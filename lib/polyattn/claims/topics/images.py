@@ -4,6 +4,7 @@ converged tier, and the quadratic of the paper's latest version."""
 from __future__ import annotations
 
 from ..constants import (
+    CHANCE_ADDED_LATE,
     CHANCE_LATE,
     CLIPPED,
     CONVERGED_UNCLIPPED_GRID,
@@ -67,7 +68,7 @@ TABLE2_CONVERGED = RegisteredClaim(
         vs("vit_table2_converged", CUBE_SQRT_N, SOFTMAX, "cube_sqrt_n", "x³/√N − softmax, DeiT recipe, converged",
            "equivalent"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, DeiT-style augmentation and drop path 0.1, "
           + CLIPPED + ", book preset",
 )
@@ -87,7 +88,7 @@ CONVERGED_SCALE_NEEDED = RegisteredClaim(
         vs("vit_converged", LINEAR_SQRT_N, SOFTMAX, "linear_vs_softmax_converged", "x/√N − softmax, converged",
            "equivalent", tier="converged", role="description"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, " + CLIPPED + ", book preset",
 )
 
@@ -102,7 +103,7 @@ CONVERGED_UNCLIPPED = RegisteredClaim(
            "equivalent"),
         vs(CONVERGED_UNCLIPPED_GRID, CUBE, CUBE_SQRT_N, "cube_vs_scaled", "x³ − x³/√N, converged, unclipped", "worse"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
 )
 
@@ -119,7 +120,7 @@ UNCLIPPED_PARITY = RegisteredClaim(
         vs(TABLE1_UNCLIPPED_GRID, CUBE_14, SOFTMAX, "cube_14", "x³/14 − softmax, unclipped", "equivalent"),
         vs(TABLE1_UNCLIPPED_GRID, LINEAR_SQRT_N, SOFTMAX, "linear_sqrt_n", "x/√N − softmax, unclipped", "equivalent"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_TABLE1_UNCLIPPED_SCALE,
 )
 
@@ -132,7 +133,7 @@ UNCLIPPED_SCALE_NEEDED = RegisteredClaim(
         vs(TABLE1_UNCLIPPED_GRID, CUBE, CUBE_SQRT_N, "cube_vs_scaled", "x³ − x³/√N, unclipped", "worse"),
         vs(TABLE1_UNCLIPPED_GRID, CUBE, SOFTMAX, "cube_vs_softmax", "x³ − softmax, unclipped", "worse", role="description"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_TABLE1_UNCLIPPED_SCALE,
 )
 
@@ -155,7 +156,7 @@ QUADRATIC = RegisteredClaim(
         vs("vit_converged", _QUAD, SOFTMAX, "fixed_vs_softmax_converged", "x²/√N − softmax, converged",
            "equivalent", tier="converged"),
     ),
-    margin=1.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     deciding_tier="converged",
     registered_after="the Table 1 analogue's x²/√N and softmax runs were stored before this claim was registered; "
                      "the learned-scale and converged comparisons were registered before their runs",
