@@ -130,3 +130,19 @@ def test_a_row_that_a_register_claim_decides_states_the_registers_statement():
     assert statement(rows["table_parity"]) == REGISTER["table_parity"].statement
     assert statement(rows["norm_intervention"]) == REGISTER["norm_intervention"].statement
     assert register_id("thm41_1") is None and statement(rows["thm41_1"]) == MEASURED["thm41_1"].statement
+
+
+def test_the_convection_finding_counts_the_seeds_that_solve_it_at_each_budget():
+    from types import SimpleNamespace as NS
+
+    from polyattn.book.answer import _physics_longer
+
+    def verdict(solved, n, scale):
+        r = NS(comparison=NS(label="x³/√N − softmax, convection"), learned_counts=(solved, n, n), n=n,
+               result="inconclusive")
+        return NS(comparisons=[r], claim=NS(scale=scale))
+
+    text = _physics_longer(verdict(0, 5, "short"), verdict(3, 3, "long"))
+    assert "solves it in 0 of 5 seeds" in text and "in 3 of 3 with more steps" in text and "softmax 5 of 5" in text
+    assert _physics_longer(verdict(0, 5, "short"), None) == ""
+    assert _physics_longer(verdict(0, 1, "short"), verdict(3, 3, "long")) == ""
