@@ -192,7 +192,7 @@ def flop_table(cfg: Mapping):
     from ..book.deliver import styled
 
     ns = list(cfg["ns"]) + [cfg["big_n"]]
-    rows = [("softmax on SDPA, or any elementwise activation on the blocked path", bench.REFERENCE),
+    rows = [("softmax on SDPA, or any elementwise activation on the blocked or compiled path", bench.REFERENCE),
             ("any activation on the naive path", bench.Case(CUBIC, "naive")),
             (f"{name('poly:p=1')}, linear form", bench.Case("poly:p=1", "linear")),
             (f"{name('poly:p=2')}, linear form", bench.Case("poly:p=2", "linear")),
@@ -379,7 +379,7 @@ def scaling_figure(df: pd.DataFrame, preset: str):
         ax.tick_params(labelsize=10)
         ax.set_title(title, fontsize=12)
     axes[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=10)
-    plotting.stamp(axes[0], preset, f"{THREADS} thread", loc="upper left")
+    plotting.stamp(axes[0], preset, f"{THREADS} thread", loc="upper left").set_fontsize(9)
     fig.tight_layout()
     return fig
 
@@ -503,7 +503,9 @@ def causal_texts(frame: pd.DataFrame, targets: Mapping) -> dict[str, str]:
            "the linear form's target is met and the cubic's is not" if linear_met else "neither target is met")
     return {"causal_cubic_path": s["path"], "causal_cubic_range": _range(s["cubic"]),
             "causal_blocked_range": _range(s["blocked"]), "causal_floor_range": _range(s["floor"]),
-            "causal_floor_above": "is" if bool((s["floor"] > 1.0).all()) else "is not",
+            "causal_floor_where": ("is above 1 at every measured length" if bool((s["floor"] > 1.0).all()) else
+                                   "is at or below 1 at every measured length" if bool((s["floor"] <= 1.0).all()) else
+                                   "is above 1 at some measured lengths only"),
             "causal_linear_max": f"{s['linear'].max():.3f}", "causal_linear_from": f"{int(s['linear'].index.min()):,}",
             "causal_met": met, "causal_linear_impl": ("in the C++ extension described next"
                                                       if kernels.compiled.auto_enabled() else
