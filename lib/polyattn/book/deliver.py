@@ -145,8 +145,9 @@ def registered_text(delivered: Delivered, comparison_id: str) -> str:
 
 
 def findings(chapter: str, glue_it: bool = True) -> str:
-    """The closing table of ``chapter`` ("What this chapter found"): one line per registered claim
-    the chapter computes, with its verdict word and key number, as MyST Markdown.
+    """The closing table of ``chapter`` ("What this chapter found"): one line per claim the chapter
+    computes (comparisons of runs and measured claims), with its verdict word and key number, as
+    MyST Markdown.
 
     Glued as ``findings_<chapter>``; paste it with the block directive (the inline role parses
     inline Markdown only, so a table pasted with it does not render as a table)::
@@ -158,13 +159,15 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     The same rows as the intro's answer table, restricted to this chapter and without its links.
     """
     from ..claims.evaluate import evaluate
-    from ..claims.register import REGISTER
+    from ..claims.register import MEASURED, REGISTER
     from ..claims.report import answer_markdown, answer_rows
+    from ..display import typographic
 
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
-    if not ids:
+    measured = [c for c in MEASURED.values() if c.chapter == chapter and not c.machine_dependent]
+    if not ids and not measured:
         raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
-                         f"{sorted({c.chapter for c in REGISTER.values()})}")
+                         f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
     text = answer_markdown(verdicts, ids, links=False)
     lines = text.splitlines()
@@ -173,6 +176,10 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     shown = {r["claim"] for r in answer_rows(verdicts, ids)}
     rows += [f"| {v.claim.statement} | *no paired runs stored yet* | |" for v in verdicts.values()
              if v.claim.statement not in shown]
+    for c in measured:  # measured claims: the form and the first sentence of the finding
+        finding = c.evaluate()
+        first = typographic(finding.summary.strip().split(". ")[0].rstrip(".")).replace("|", "\\|")
+        rows.append(f"| {c.statement} | **{finding.form}** | {first} |")
     text = "\n".join(rows)
     if any(v.claim.registered_after for v in verdicts.values()):
         text += "\n\n† margin registered after the first runs were seen (see the claim's section)."
