@@ -1,8 +1,37 @@
-"""Chapter 09's page module: table cells, glued numbers and the values its prose reads."""
+"""Chapter 09's page module on planted records: table cells, glued numbers, the loaders' runs, the
+norm paradox's table, the trained grids described without result words, the register's cells of
+the alternatives, and the cost of the runs that would settle what is open."""
+from types import SimpleNamespace
+
+import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
+from support.records import make_record
 
+from polyattn.experiments import vit
 from polyattn.pages import critiques as page
+
+matplotlib.use("Agg")
+
+RESULT_WORDS = ("equivalent", "better", "worse", "inconclusive", "holds", "not supported")
+
+
+def _probes(values: dict, steps=(0, 10), layers=(0, 1), heads=(0, 1)) -> list[dict]:
+    """Probe rows: ``values[metric]`` is a number, or a function of the step."""
+    return [{"step": s, "layer": layer, "head": h, "metric": m, "value": v(s) if callable(v) else v}
+            for m, v in values.items() for s in steps for layer in layers for h in heads]
+
+
+def _text(styler) -> str:
+    return styler.to_html()
+
+
+def _rows(styler) -> list[dict]:
+    return styler.data.to_dict("records")
+
+
+# --- table cells and glued values ----------------------------------------------------------------
 
 
 def test_a_grouping_column_blanks_each_repeat_of_the_value_above():
@@ -20,18 +49,101 @@ def test_a_before_and_after_cell():
 
 
 def test_numbers_are_formatted_by_their_spec_and_a_missing_one_says_so():
-    values = page.formatted({"share": 0.153, "step": 117, "powers": "x⁷/√N", "tiny": 2.56e-9},
-                            {"share": ".0%", "step": "d", "powers": "", "tiny": ".3g", "absent": ".2f"})
-    assert values == {"share": "15%", "step": "117", "powers": "x⁷/√N", "tiny": "2.56e-09", "absent": "not stored"}
+    values = page.formatted({"share": 0.153, "step": 117, "powers": "x⁷/√N", "tiny": 2.56e-9, "gone": float("nan")},
+                            {"share": ".0%", "step": "d", "powers": "", "tiny": ".3g", "absent": ".2f", "gone": ".2f"})
+    assert values == {"share": "15%", "step": "117", "powers": "x⁷/√N", "tiny": "2.56e-09", "absent": "not stored",
+                      "gone": "not stored"}
 
 
-def test_each_number_is_glued_under_the_page_prefix(monkeypatch):
+def test_each_number_is_glued_under_the_page_prefix_with_the_sections_formats(monkeypatch):
     import polyattn.book.deliver as deliver
 
     glued = {}
     monkeypatch.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
     page.glue_numbers("ch09_x", {"rho": -0.52}, {"rho": "+.2f"})
-    assert glued == {"ch09_x_rho": "-0.52"}
+    page.glue_numbers("ch09_outlier", {"factor": 100.0, "images": 500, "other": 1})
+    assert glued == {"ch09_x_rho": "-0.52", "ch09_outlier_factor": "100", "ch09_outlier_images": "500"}
+
+
+def test_an_estimate_reads_with_its_interval_or_says_it_has_none():
+    assert page.interval_phrase(-7.016, -13.91, -0.14) == "-7.02 points (95% CI -13.91 to -0.14)"
+    assert page.interval_phrase(-1.5, float("nan"), float("nan")) == "-1.50 points (no interval)"
+    assert page.interval_phrase(float("nan"), 0.0, 1.0) == "not computed"
+
+
+def test_a_description_cell_gives_difference_interval_and_pairs_and_no_result_word():
+    row = {"n_pairs": 3, "mean_diff": -0.52, "ci_low": -4.19, "ci_high": 3.16}
+    cell = page.description_cell(row)
+    assert cell == "−0.5 [−4.2, +3.2] (3 pairs)"
+    assert not any(w in cell for w in RESULT_WORDS)
+    assert page.description_cell({**row, "n_pairs": 1, "ci_low": np.nan, "ci_high": np.nan}) == "−0.5 (1 pair)"
+    assert page.description_cell({**row, "n_pairs": 0}) == "no pairs"
+
+
+def test_the_bootstrap_takes_the_registers_draws_at_the_book_preset_only():
+    assert page.n_boot("book") == 2000 and page.n_boot("smoke") < 2000
+
+
+# --- the runs -------------------------------------------------------------------------------------
+
+
+def test_runs_know_when_every_planned_run_is_stored_and_measured():
+    grid = vit.table1("smoke", seeds=[0, 1])[:3]
+    ok = {"status": "ok", "final": {"gradients": {}}}
+    runs = page.Runs(grid, [ok, {"status": "ok"}, {"status": "diverged", "final": {}}])
+    assert runs.complete and not runs.all_measured and len(runs.measured) == 1
+    assert runs.seeds == sorted({c.seed for c in grid}) and runs.config is grid[0]
+    assert not page.Runs(grid, [ok]).complete and page.Runs(grid[:1], [ok]).all_measured
+
+
+def test_a_page_that_does_not_train_reads_no_records(planted_grid):
+    configs = planted_grid("critique_powers", vit.table1("smoke", seeds=[0]))
+    idle = SimpleNamespace(preset="paper", trains=False, on_device=lambda c: list(c))
+    runs = page.trained_runs(idle, "critique_powers")
+    assert runs.grid == configs and runs.records == []
+    assert page.table1_records(idle) == [] and page.sweep_records(idle) == []
+    assert page.powers_figure(runs, "paper") is None
+    assert "No record" in page.powers_table(runs, "paper").data
+    assert set(page.powers_numbers(runs).values()) == {"not stored"}
+
+
+# --- the norm paradox -----------------------------------------------------------------------------------
+
+
+def _paradox_records(seeds=(0, 1)):
+    """The linear map at norm 1 throughout; every cubic at 0.01 at the first probe and 10 later."""
+    cube = {m: (lambda s: 0.01 if s == 0 else 10.0) for m in page.NORM_LABELS}
+    recs = []
+    for seed in seeds:
+        recs.append(make_record("poly:p=1", seed, probes=_probes({m: 1.0 for m in page.NORM_LABELS})))
+        for act in ("poly:p=3,c=1", "poly:p=3", "poly:p=3,c=1/14"):
+            recs.append(make_record(act, seed, probes=_probes(cube)))
+    return recs
+
+
+def test_the_paradox_table_gives_each_cubics_share_below_the_linear_map_at_the_first_and_later_probes():
+    rows = _rows(page.paradox_order_table(_paradox_records()))
+    assert [r["activation"] for r in rows] == ["x³ (unscaled)", "x³/√N", "x³/14"]
+    assert all(r["‖A‖_F below x/√N: first / later probes"] == "100% / 0%" for r in rows)
+    assert rows[0]["cells"] == 8  # two seeds by two layers by two probed steps
+    detailed = _rows(page.paradox_order_table(_paradox_records(), detailed=True))
+    assert len(detailed) == 3 * len(page.NORM_LABELS)
+    assert detailed[0]["ratio, median (min to max)"] == "5 (0.01 to 10)"  # half the cells at 0.01, half at 10
+    assert "No record" in page.paradox_order_table([]).data and page.norm_figure([], "book") is None
+
+
+def test_correlation_numbers_say_which_accuracy_goes_with_a_larger_attention_norm():
+    row = {"rho": -0.5, "ci_low": -0.8, "ci_high": -0.2, "cluster_ci_low": -0.9, "cluster_ci_high": 0.1,
+           "within_rho": -0.3, "n": 25}
+    corr = pd.DataFrame([{**row, "norm": "attn_fro_over_sqrt_n_mean", "subset": page.FAMILY_LABEL, "activations": 5},
+                         {**row, "norm": "grad_attn_fro_mean", "subset": page.ALL_LABEL, "activations": 13}])
+    n = page.correlation_numbers(corr)
+    assert n["family_attention_rho"] == -0.5 and n["all_gradient_activations_ci_high"] == 0.1
+    assert n["family_activations"] == 5 and n["family_attention_runs"] == 25
+    assert n["family_attention_direction"] == "lower"
+    corr.loc[0, "rho"] = 0.4
+    assert page.correlation_numbers(corr)["family_attention_direction"] == "higher"
+    assert page.correlation_numbers(pd.DataFrame()) == {}
 
 
 def test_the_cube_leaves_its_vanishing_start_at_the_first_step_above_the_linear_map():
@@ -43,13 +155,165 @@ def test_the_cube_leaves_its_vanishing_start_at_the_first_step_above_the_linear_
     assert n["cube_above_from_step"] == 234 and n["cube_last"] == 22.7
     below = page.jacobian_numbers(steps.loc[:, [0, 117]])
     assert below["cube_above_from_step"] == "no probed step"
+    assert page.records_jacobian_numbers([]) == {}
 
 
-def test_correlation_rows_become_numbers_by_subset_and_norm():
-    row = {"rho": -0.5, "ci_low": -0.8, "ci_high": -0.2, "cluster_ci_low": -0.9, "cluster_ci_high": 0.1,
-           "within_rho": -0.3, "n": 25}
-    corr = pd.DataFrame([{**row, "norm": "attn_fro_over_sqrt_n_mean", "subset": page.FAMILY_LABEL, "activations": 5},
-                         {**row, "norm": "grad_attn_fro_mean", "subset": page.ALL_LABEL, "activations": 13}])
-    n = page.correlation_numbers(corr)
-    assert n["family_attention_rho"] == -0.5 and n["all_gradient_activations_ci_high"] == 0.1
-    assert n["family_activations"] == 5 and n["family_attention_runs"] == 25
+# --- the trained grids, described ------------------------------------------------------------------------
+
+
+def _powers_records(chance_run=True):
+    """Accuracy falls by 2, 2.2 and 2.4 points per power in seeds 0, 1 and 2; with ``chance_run``
+    x⁷/√N of seed 0 ends at chance instead.  The gradient at the attention weights is 10⁻ᵖ at the
+    last probe."""
+    recs = []
+    for seed in (0, 1, 2):
+        for p in range(1, 8):
+            acc = 0.80 - (0.02 + 0.002 * seed) * (p - 1)
+            if chance_run and seed == 0 and p == 7:
+                acc = 0.10
+            grad = {"grad_attn_fro": (lambda s, p=p: 0.01 if s == 0 else 10.0 ** -p)}
+            recs.append(make_record(f"poly:p={p}", seed, accs=(0.5, acc), experiment="critique_powers",
+                                    probes=_probes(grad)))
+        recs.append(make_record("poly_odd:p=2", seed, accs=(0.5, 0.80 + 0.01 * seed), experiment="critique_powers",
+                                probes=_probes({"grad_attn_fro": 0.01})))
+    return recs
+
+
+def test_the_powers_are_described_by_their_slope_with_and_without_the_runs_at_chance():
+    runs = page.Runs(vit.table1("smoke", seeds=[0, 1, 2]), _powers_records())
+    n = page.powers_numbers(runs)
+    assert n["ch09_pw_chance_runs"] == "x⁷/√N with seed 0"
+    assert n["ch09_pw_slope_without_chance"].startswith("-2.20 points (95% CI ")
+    assert n["ch09_pw_slope"] != n["ch09_pw_slope_without_chance"] and "95% CI" in n["ch09_pw_slope"]
+    assert n["ch09_pw_slope_seeds"] == "3 seeds"
+    assert n["ch09_pw_grad_min_power"] == "x⁷/√N" and n["ch09_pw_grad_max_power"] == "x/√N"
+    clean = page.powers_numbers(page.Runs(runs.grid, _powers_records(chance_run=False)))
+    assert clean["ch09_pw_chance_runs"] == "none" and clean["ch09_pw_slope"] == clean["ch09_pw_slope_without_chance"]
+
+
+def test_the_powers_table_describes_the_sign_keeping_forms_only_and_without_result_words():
+    runs = page.Runs(vit.table1("smoke", seeds=[0, 1, 2]), _powers_records())
+    table = page.powers_table(runs, "smoke")
+    rows = {r["activation"]: r for r in _rows(table)}
+    column = "sign kept: Δ vs x³/√N (points)"
+    assert rows["x⁴/√N"][column] == "" and rows["x·|x|¹/√N (odd x²)"][column].endswith("(3 pairs)")
+    assert rows["x/√N"]["‖∂L/∂A‖_F, first → last probe"] == "0.01 → 0.1"
+    assert "description, not a test" in table.caption and "preset smoke" in table.caption
+    assert not any(w in " ".join(map(str, r.values())) for r in rows.values() for w in RESULT_WORDS)
+
+
+def _qk_records():
+    from polyattn.labels import qk_variants
+
+    recs = []
+    for i, (_, act, fields) in enumerate(qk_variants()):
+        for seed in (0, 1, 2):
+            r = make_record(act, seed, accs=(0.5, 0.70 + 0.01 * i + 0.002 * seed), experiment="critique_qk_controls",
+                            probes=_probes({"attn_fro": float(10 * (i + 1))}))
+            r["config"].update(fields)
+            r["config_hash"] = f"qk{i}"          # one run name per variant and seed
+            recs.append(r)
+    return recs
+
+
+def test_the_qk_controls_are_described_against_the_plain_cube_in_the_grids_order():
+    runs = page.Runs(vit.table1("smoke", seeds=[0, 1, 2]), _qk_records())
+    rows = _rows(page.qk_table(runs, "smoke"))
+    assert [r["variant"] for r in rows][:2] == ["x³/√N", "x³"]
+    by = {r["variant"]: r for r in rows}
+    assert by["x³"]["Δ vs x³ (points)"] == "" and by["x³, Q/K decay 5"]["Δ vs x³ (points)"] == "+2.0 [+2.0, +2.0] (3 pairs)"
+    assert by["x³/√N"]["‖A‖_F at the last probe"] == "10"
+    n = page.qk_numbers(runs)
+    assert n["ch09_qk_norms"].startswith("x³/√N: 10; x³: 20; ") and n["ch09_qk_decays"] == "0.5 or 5"
+    assert float(n["ch09_qk_gain"]) ** 6 == pytest.approx(n["ch09_qk_tokens"] ** -0.5, rel=1e-2)
+
+
+def test_the_weight_decay_table_describes_each_decay_against_the_reference_decay():
+    from polyattn.experiments import critiques as grids
+
+    recs = []
+    for act in grids.WEIGHT_DECAY_ACTIVATIONS:
+        for w in grids.WEIGHT_DECAYS:
+            for seed in (0, 1, 2):
+                r = make_record(act, seed, accs=(0.5, 0.78 + (0.03 if w == 0.5 else 0.0) + 0.002 * seed),
+                                experiment="critique_weight_decay",
+                                probes=_probes({"attn_fro_over_sqrt_n": 4.0 if w == 0.5 else 12.0}))
+                r["config"]["weight_decay"] = w
+                r["config_hash"] = f"{act}-{w}"      # one run name per cell and seed
+                recs.append(r)
+    runs = page.Runs([vit.table1("smoke", seeds=[s])[0] for s in (0, 1, 2)] * 9, recs)
+    rows = _rows(page.decay_table(runs, "smoke"))
+    assert len(rows) == 9 and rows[0]["activation"] == "softmax" and rows[1]["activation"] == ""
+    strong_unscaled = rows[-1]
+    assert strong_unscaled["decay"] == "0.5" and strong_unscaled["Δ vs itself at 0.05"].startswith("+3.0")
+    assert strong_unscaled["Δ vs x³/√N at 0.05"].startswith("+3.0") and rows[2]["Δ vs x³/√N at 0.05"] == ""
+    assert rows[1]["Δ vs itself at 0.05"] == ""      # the reference decay is not compared with itself
+    n = page.decay_numbers(runs)
+    assert n["ch09_wd_norm_unscaled_strong"] == "4" and n["ch09_wd_norm_scaled_reference"] == "12"
+    assert n["ch09_wd_found"] == "27 of 27"
+
+
+# --- the register's comparisons and what is not settled ---------------------------------------------------------
+
+
+def _delivered(claim_id, **results):
+    comparisons = [SimpleNamespace(comparison=SimpleNamespace(id=cid), n=n, unit="points", mean=m, ci_low=m - 1,
+                                   ci_high=m + 1, margin=1.0, result=res, qualifier="")
+                   for cid, (n, m, res) in results.items()]
+    return SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(id=claim_id, margin=1.0),
+                                                   comparisons=comparisons))
+
+
+def test_a_registered_comparison_is_one_cell_with_its_result_and_pairs():
+    d = _delivered("qk_norm", cube_qknorm_vs_scaled=(5, -0.51, "inconclusive"), other=(1, 0.2, "inconclusive"))
+    assert page.comparison_cell(d, "cube_qknorm_vs_scaled") == "−0.51 [−1.51, +0.49] points, inconclusive (5 pairs)"
+    assert page.comparison_cell(d, "other") == "1 pair stored"
+    with pytest.raises(ValueError, match="no comparison 'absent'"):
+        page.comparison_cell(d, "absent")
+
+
+def test_the_alternatives_table_reads_every_cell_from_the_delivered_claims():
+    delivered = {
+        "qk_controls_unclipped": _delivered("qk_controls_unclipped", **{"qk_decay_0.5": (3, -0.8, "inconclusive"),
+                                                                         "qk_decay_5": (3, -2.4, "inconclusive"),
+                                                                         "qk_init": (3, -1.6, "inconclusive")}),
+        "weight_decay_unclipped": _delivered("weight_decay_unclipped", **{"cube_decay_0.5": (3, 0.7, "inconclusive")}),
+        "qk_norm": _delivered("qk_norm", cube_qknorm_vs_scaled=(5, -0.5, "inconclusive")),
+        "alternatives_vs_unscaled": _delivered("alternatives_vs_unscaled", **{
+            "qk_decay_0.5": (3, 2.0, "inconclusive"), "qk_decay_5": (3, 0.4, "inconclusive"),
+            "qk_init": (3, 1.2, "inconclusive"), "decay_0.5": (3, 3.5, "better"), "qk_norm": (5, 1.3, "inconclusive"),
+            "clipping": (5, -0.1, "inconclusive")}),
+    }
+    rows = _rows(page.alternatives_table(delivered))
+    assert len(rows) == len(page.ALTERNATIVES)
+    assert rows[2]["alternative, applied to the unscaled x³"] == "Q/K initialised ×0.72"
+    assert rows[3]["against the unscaled x³"] == "+3.50 [+2.50, +4.50] points, better (3 pairs)"
+    assert rows[-1]["against x³/√N"] == "the clipping claim below"
+
+
+def test_the_cost_of_a_run_to_come_is_read_from_the_records_of_the_same_recipe():
+    records = [make_record("softmax", s, wall_s=1800.0) for s in (0, 1)]
+    assert page.run_hours(10, records) == "about 5 CPU hours"
+    assert page.run_hours(10, [{"provenance": {}}]) == "cost unknown (no record to time)"
+
+
+def test_the_maps_table_gives_each_activations_negative_share_and_the_range_of_its_heads_distances():
+    from polyattn.measures import critiques as measured
+
+    recs = []
+    for i, act in enumerate(measured.MAP_SPECS):
+        r = make_record(act, 0, experiment="critique_short_retrain")
+        r["final"] = {"maps": {"cls": np.zeros((2, 1, 4, 7, 7)).tolist(), "negative_mass_share": [0.1 * i, 0.2 * i],
+                               "attention_distance": [[3.0, 3.5, 3.25, 3.1], [2.0 + i, 4.0, 3.0, 3.0]],
+                               "layers": [0, 3], "grid": 7, "n_images": 1, "n_test": 500}}
+        recs.append(r)
+    grid = vit.table1("smoke", seeds=[0])[:len(recs)]
+    table = page.maps_table(page.Runs(grid, recs), "smoke")
+    rows = _rows(table)
+    assert [r["activation"] for r in rows] == ["softmax", "x³/√N", "x³/14", "x/√N"]
+    assert rows[1]["negative share, first layer"] == "0.10" and rows[1]["negative share, last layer"] == "0.20"
+    assert rows[0]["distance, first layer (heads)"] == "3.00 to 3.50"
+    assert rows[3]["distance, last layer (heads)"] == "3.00 to 5.00"
+    assert "500 test images" in table.caption and "preset smoke" in table.caption
+    waiting = page.maps_table(page.Runs(grid + grid[:1], recs), "smoke")
+    assert "4 of the 5 short retrainings" in waiting.data

@@ -7,12 +7,15 @@ module loads the runs a section needs and shapes what the page shows of them:
     judging_values(); harness_values(); harness_table()
     grid_values(runs); task_tables(runs); listops_example(runs); pathfinder_figure(runs)
     learned_table(runs); learned_values(runs)
-    check = pathfinder_check(preset, seeds, device, recompute); pathfinder_table(check); pathfinder_values(check, runs)
-    accuracy_table(runs); comparison_table(runs, deliver("lra_fixed_scale"))
+    check = pathfinder_check(preset, seeds, device, recompute)
+    pathfinder_table(check, preset); pathfinder_values(check)
+    accuracy_table(runs); comparison_summary(runs, deliver("lra_fixed_scale"), differences(runs))
+    comparison_table(runs, deliver("lra_fixed_scale", glue_it=False), differences(runs))
     padding_table(runs, deliver("n_under_padding")); readings_gap(runs)
     curve_figure(runs); length_tables(runs); length_figure(runs); wall_table(runs); wall_values(runs)
     pairs = long_pairs(deliver("lra_long")); budget_table(pairs); budget_counts(pairs)
-    long_curve(); long_curve_table(curve); catch_up_values(pairs, curve)
+    pair_values(pairs, "poly:p=3", "listops")        # one comparison at both budgets
+    curve = long_curve("listops"); long_curve_table(curve); catch_up_values(curve)
 
 :func:`load`, :func:`pathfinder_check` and :func:`long_curve` keep what they read for the session,
 so that each section of the page asks for its runs again instead of reading another section's
@@ -49,6 +52,9 @@ REGISTERED_NOTE = ("‡ a comparison of a registered claim: its difference, Holm
                    "and result are the claim's, as in its table at the end of the chapter")
 #: The published harness's learning rate (the same for every task).
 PAPER_LR = 1e-4
+#: The comparisons of the longer grid the page discusses: (glue prefix, candidate activation, task).
+LONG_COMPARISONS = (("lo_cube", "poly:p=3", "listops"), ("lo_fixed", "poly:p=3,c=1/14", "listops"),
+                    ("re_cube", "poly:p=3", "retrieval"), ("re_fixed", "poly:p=3,c=1/14", "retrieval"))
 #: A learning-curve panel whose curves all stay within this many points of one another is left out.
 FLAT_POINTS = lra_analysis.FLAT_CURVE_POINTS
 
@@ -102,6 +108,11 @@ def plural(n: int, word: str) -> str:
 def steps_of(config) -> int:
     """Training steps of a config: batches per epoch times epochs."""
     return math.ceil(config.train_subset / config.batch_size) * config.epochs
+
+
+def compact(table):
+    """A table in the smaller font of the page's wide tables (a delivered claim's, for one)."""
+    return table.set_table_styles(SMALL, overwrite=False)
 
 
 def _not_run(runs: "Runs"):
@@ -275,9 +286,9 @@ def task_tables(runs: Runs) -> list:
                      "real tokens min / mean / max": f"{lengths.min():.0f} / {lengths.mean():.0f} / {lengths.max():.0f}",
                      "padded to": d.max_len, "train / val / test": " / ".join(f"{len(s):,}" for s in d.splits.values()),
                      "classes": d.num_classes, "chance (%)": f"{100 * d.chance:.1f}"})
-    return [styled(what, f"What each task asks, and how it departs from the published one (preset {runs.preset})"),
-            styled(data, f"The data every run of a task sees (preset {runs.preset}); chance: the test accuracy of "
-                         "always answering the most frequent training label")]
+    return [compact(styled(what, f"What each task asks, and how it departs from the published one (preset {runs.preset})")),
+            compact(styled(data, f"The data every run of a task sees (preset {runs.preset}); chance: the test accuracy "
+                                 "of always answering the most frequent training label"))]
 
 
 def listops_example(runs: Runs) -> dict[str, str]:
@@ -334,7 +345,7 @@ def learned_table(runs: Runs):
              "Softmax test accuracy, % [95% CI]": interval_text(r["mean"], r["ci_low"], r["ci_high"]),
              "Chance (%)": f"{100 * r['chance']:.1f}", "Learned": "yes" if r["learned"] else "no"}
             for t, r in runs.learned.iterrows()]
-    return styled(rows, runs.caption("Did softmax learn each task? Chance: the majority class"))
+    return compact(styled(rows, runs.caption("Did softmax learn each task? Chance: the majority class")))
 
 
 def learned_values(runs: Runs) -> dict[str, str]:
@@ -409,8 +420,9 @@ def pathfinder_table(check: PathfinderCheck, preset: str):
              "Test accuracy, % [95% CI]": interval_text(r["mean"], r["ci_low"], r["ci_high"]),
              "Learned": "yes" if r["learned"] else "no", "CPU s per run": f"{r['wall_s']:.0f}"}
             for m, r in check.table.iterrows()]
-    return styled(rows, f"Pathfinder's budget check, preset {preset}: the grid's softmax transformer and a small CNN "
-                        f"on {check.configs[0].train_subset:,} training images; chance is {100 * check.chance:.1f}%")
+    return compact(styled(rows, f"Pathfinder's budget check, preset {preset}: the grid's softmax transformer and a "
+                                f"small CNN on {check.configs[0].train_subset:,} training images; chance is "
+                                f"{100 * check.chance:.1f}%"))
 
 
 TRANSFORMER, EASY, CNN = "transformer (softmax)", "transformer (softmax), no distractors", "CNN reference"
@@ -462,7 +474,7 @@ def accuracy_table(runs: Runs):
     f = runs.final
     rows = [{"Variant": variant_name(v), **{task_name(t): cell(f[(f["lra_task"] == t) & (f["variant"] == v)]["test_acc"])
                                             for t in runs.tasks}} for v in LABELS]
-    return styled(rows, runs.caption("Final test accuracy (%) per task and variant, mean over seeds [95% CI]"))
+    return compact(styled(rows, runs.caption("Final test accuracy (%) per task and variant, mean over seeds [95% CI]")))
 
 
 def registered_rows(delivered, preset: str) -> dict:
@@ -526,6 +538,27 @@ def comparison_table(runs: Runs, fixed_claim, diffs: Optional[pd.DataFrame] = No
                      "Minus softmax, points [95% CI]": cells.pop("difference"), **cells})
     return styled(rows, runs.caption(f"Each variant minus softmax with the same seed; {REGISTERED_NOTE}")
                   ).set_table_styles(SMALL, overwrite=False)
+
+
+def comparison_summary(runs: Runs, fixed_claim, diffs: Optional[pd.DataFrame] = None):
+    """:func:`comparison_table` in brief: one row per variant, one column per task, each cell the
+    difference from softmax [95% CI] over the verdict (° where softmax did not learn the task)."""
+    from ..book.deliver import styled
+
+    if not runs.trains:
+        return _not_run(runs)
+    diffs = differences(runs) if diffs is None else diffs
+    registered = registered_rows(fixed_claim, runs.preset)
+    cells: dict = {}
+    for _, d in diffs.iterrows():
+        t, v = d["lra_task"], d["variant"]
+        row = _registered_row(registered[t]) if v == FIXED and t in registered else _own_row(d, True)
+        verdict = row["Verdict"].split(" (MDE")[0] + ("" if t in runs.informative else "°")
+        cells.setdefault(v, {})[task_name(t)] = f"{row['difference']}<br>{verdict}"
+    rows = [{"Variant": variant_name(v), **cells[v]} for v in LABELS if v in cells]
+    return styled(rows, runs.caption("Each variant minus softmax with the same seed, in points of test accuracy "
+                                     "[95% CI], and the verdict (Holm over the table; ° softmax did not learn the "
+                                     f"task; {REGISTERED_NOTE})")).set_table_styles(SMALL, overwrite=False)
 
 
 def family_size(diffs: pd.DataFrame) -> int:
