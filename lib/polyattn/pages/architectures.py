@@ -533,7 +533,7 @@ def readings_claim_table(delivered):
     if not rows:
         return Markdown("No pair of runs of `architectures_table2` is stored yet.")
     numbers = delivered.verdict.numbers
-    return styled(rows, f"The question on N (a measured claim, `polyattn.measures.architectures`): Holm over these two "
+    return styled(rows, f"The question on N (a measured claim of the library): Holm over these two "
                         f"comparisons, margin ±{numbers['margin (points)']:g}, {plural(numbers['seeds'], 'seed')}, "
                         "book preset")
 
