@@ -40,7 +40,7 @@ THM41_2 = MeasuredClaim(
 THM42_43 = MeasuredClaim(
     "thm42_43",
     "Thm 4.2/Cor 4.3: for i.i.d. Gaussian $A$, $B$, the expected norm $\\mathbb{E}\\lVert (AB)^{\\circ p} \\rVert_F$ "
-    "is at most $N \\sqrt{(2p-1)!!\\,D^p}$ times $\\sigma_1^p\\sigma_2^p$, so the norm scaled by $1/\\sqrt{N}$ grows as "
+    "is at most $N$ times a constant in $p$, $D$ and the variances, so the norm scaled by $1/\\sqrt{N}$ grows as "
     "$O(\\sqrt{N})$ "
     "(reviewers: this rests on independent queries and keys and needs $N \\gg D$)",
     "paper; review ICLR 2025",

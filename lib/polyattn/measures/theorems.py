@@ -382,14 +382,14 @@ def thm42_43_finding(n: dict) -> Finding:
         form = "holds with a corrected constant"
     else:
         form = "holds"
-    stated = (f"the stated bound $N\\sqrt{{(2p-1)!!\\,D^p}}\\,\\sigma_1^p\\sigma_2^p$ is exceeded in "
+    stated = (f"the stated bound $N \\sqrt{{(2p-1)!!\\,D^p}}$ $\\sigma_1^p\\sigma_2^p$ is exceeded in "
               f"{n['cells_above_stated']:,} of {n['cells']:,} Monte Carlo cells (95% interval wholly above it), by up to "
               f"{n['worst_ratio_to_stated']:.2f}$\\times$ ($p = {n['worst_p']}$, $D = {n['worst_d']}$, "
               f"$N = {n['worst_n']}$), because it keeps only the leading term of $\\mathbb{{E}}[s^{{2p}}]$"
               if n["cells_above_stated"] else
-              f"the stated bound $N\\sqrt{{(2p-1)!!\\,D^p}}\\,\\sigma_1^p\\sigma_2^p$ holds in all {n['cells']:,} "
+              f"the stated bound $N \\sqrt{{(2p-1)!!\\,D^p}}$ $\\sigma_1^p\\sigma_2^p$ holds in all {n['cells']:,} "
               "Monte Carlo cells")
-    exact = (f"with the exact moment $(2p-1)!!\\,D(D+2)\\cdots(D+2p-2)$ it holds in every cell (at most "
+    exact = (f"with the exact moment $(2p-1)!!$ $D(D+2)\\cdots(D+2p-2)$ it holds in every cell (at most "
              f"{n['max_ratio_to_exact']:.2f}$\\times$)" if n["cells_above_exact"] == 0 else
              f"even the exact moment's bound is exceeded in {n['cells_above_exact']:,} cells")
     summary = (f"Under its own assumptions (i.i.d. Gaussian $A$, $B$) {stated}; {exact}; the scaled norm grows like "
