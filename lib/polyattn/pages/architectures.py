@@ -263,19 +263,26 @@ def load(preset: str, seeds=None, device: str = "cpu", recompute: bool = False) 
 def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
     from ..experiments import architectures as grids
     from ..presets import prologue
-    from ..runs import page_records
 
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     configs = page.on_device(grids.table2(preset if page.trains else "book", list(seeds) if seeds else None))
-    runs = Runs(preset, page.trains, page.not_run, configs)
-    if not page.trains:
+    return _read(Runs(preset, page.trains, page.not_run, configs), "architectures_table2", recompute,
+                 arch.architecture_final)
+
+
+def _read(runs, grid: str, recompute: bool, final):
+    """``runs`` with its records read (or trained, under smoke) and ``final(records)`` as its final
+    table; a preset without stored records says so instead."""
+    from ..runs import page_records
+
+    if not runs.trains:
         return runs
-    runs.records = page_records(configs, preset, recompute, desc="architectures", progress=False)
+    runs.records = page_records(runs.configs, runs.preset, recompute, desc=grid, progress=False)
     if not runs.records:
         runs.trains = False
-        runs.not_run = f"No record of `architectures_table2` at preset {preset} is stored yet."
+        runs.not_run = f"No record of `{grid}` at preset {runs.preset} is stored yet."
         return runs
-    runs.final = arch.architecture_final(runs.records)
+    runs.final = final(runs.records)
     return runs
 
 
@@ -664,20 +671,11 @@ def _load_detection(preset: str, seeds, device: str, recompute: bool) -> Detecti
     from ..analysis import detection as det
     from ..experiments.detection import detection_proxy
     from ..presets import prologue
-    from ..runs import page_records
 
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     configs = page.on_device(detection_proxy(preset if page.trains else "book", list(seeds) if seeds else None))
-    runs = DetectionRuns(preset, page.trains, page.not_run, configs)
-    if not page.trains:
-        return runs
-    runs.records = page_records(configs, preset, recompute, desc="detection", progress=False)
-    if not runs.records:
-        runs.trains = False
-        runs.not_run = f"No record of `detection_proxy` at preset {preset} is stored yet."
-        return runs
-    runs.final = det.detection_final(runs.records)
-    return runs
+    return _read(DetectionRuns(preset, page.trains, page.not_run, configs), "detection_proxy", recompute,
+                 det.detection_final)
 
 
 def ap_table(runs: DetectionRuns):
