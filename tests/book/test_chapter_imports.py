@@ -53,3 +53,26 @@ def test_a_chapter_key_changes_with_an_imported_file_only(tmp_path):
     assert keys.chapter_library_hash(chapter, pkg) == before
     (pkg / "base.py").write_text("X = 2\n")
     assert keys.chapter_library_hash(chapter, pkg) != before
+
+
+def test_a_chapter_reaches_the_measure_modules_of_its_own_claims_and_of_those_it_names(tmp_path):
+    pkg = _package(tmp_path)
+    (pkg / "measures" / "costs.py").write_text("Q = 1\n")
+    (pkg / "measures" / "norms.py").write_text("R = 1\n")
+    (pkg / "pages").mkdir()
+    (pkg / "pages" / "__init__.py").write_text("")
+    (pkg / "pages" / "norms.py").write_text("from ..claims import spec\nCLAIMS = ('trained_norms',)\n")
+    (pkg / "claims" / "register_measured.py").write_text(
+        "from .spec import MeasuredClaim\n"
+        "A = MeasuredClaim('thm41_1', 'statement', 'paper', '02_proofs', measure='measures.theorems:thm41_1')\n"
+        "B = MeasuredClaim('cost', 'statement', 'paper', '08_costs', measure='measures.costs:cost')\n"
+        "C = MeasuredClaim('trained_norms', 'statement', 'paper', '03_norms', measure='measures.norms:trained_norms')\n")
+    code = "from polyattn.claims import spec\n"
+    assert {"measures/theorems.py", "analysis/tables.py"} <= _names(keys.imported_files(code, pkg, "02_proofs"), pkg)
+    own = _names(keys.imported_files(code, pkg, "08_costs"), pkg)
+    assert "measures/costs.py" in own and "measures/theorems.py" not in own and "measures/norms.py" not in own
+    named = _names(keys.imported_files(code + "deliver('thm41_1')\n", pkg, "08_costs"), pkg)
+    assert {"measures/costs.py", "measures/theorems.py"} <= named
+    # a page module naming a claim counts like the chapter's own code
+    paged = _names(keys.imported_files("from polyattn.pages import norms\n", pkg, "05_lra"), pkg)
+    assert "measures/norms.py" in paged and "measures/costs.py" not in paged

@@ -33,8 +33,50 @@ def library_hash(package_dir: Optional[Path] = None) -> str:
 
 
 #: Modules that load others by name (``importlib``), which static imports do not show: the measured
-#: claims name their measure functions as ``"measures.<topic>:<function>"``.
+#: claims name their measure functions as ``"measures.<topic>:<function>"``.  A chapter that reaches
+#: such a module depends on the measure modules of the claims it can deliver: those registered for it
+#: and those whose id appears as a string in its code or in its page module (:func:`_named_measures`).  Without a register of measured claims every module of the folder counts.
 LOADED_BY_NAME = {"claims/spec.py": ("measures",)}
+MEASURED_REGISTER = "claims/register_measured.py"
+#: Folders of modules that belong to one chapter (its page module), whose strings name claims as the
+#: chapter's own code does.
+PAGE_FOLDERS = ("pages",)
+
+
+def _measured_claims(package_dir: Path) -> list[tuple[str, str, str]]:
+    """``(id, chapter, module)`` of every measured claim, read from the register's source without
+    importing it: each ``MeasuredClaim(id, statement, source, chapter, measure="module:function")``."""
+    import ast
+
+    path = package_dir / MEASURED_REGISTER
+    if not path.is_file():
+        return []
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "MeasuredClaim"):
+            continue
+        args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
+        kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+        claim_id, chapter = kw.get("id", args[0] if args else None), kw.get("chapter", args[3] if len(args) > 3 else None)
+        measure = kw.get("measure")
+        if isinstance(claim_id, str) and isinstance(measure, str):
+            out.append((claim_id, chapter or "", measure.split(":")[0]))
+    return out
+
+
+def _strings(tree) -> set[str]:
+    import ast
+
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _named_measures(package_dir: Path, chapter: Optional[str], strings: set[str]) -> Optional[list[str]]:
+    """The measure modules a chapter can reach by name, or None when the library has no register of
+    measured claims (then every module of the folder counts)."""
+    claims = _measured_claims(package_dir)
+    if not claims:
+        return None
+    return sorted({module for claim_id, home, module in claims if claim_id in strings or (chapter and home == chapter)})
 
 
 def _module_file(name: str, package_dir: Path) -> Optional[Path]:
@@ -71,31 +113,42 @@ def _imports(tree, module: str, is_package: bool) -> set[str]:
     return out
 
 
-def imported_files(code: str, package_dir: Optional[Path] = None) -> set[Path]:
-    """The files of the polyattn package that ``code`` imports, transitively: each module, the
-    ``__init__`` of every package above it, what they import in turn, and the modules loaded by
-    name (:data:`LOADED_BY_NAME`)."""
+def imported_files(code: str, package_dir: Optional[Path] = None, chapter: Optional[str] = None) -> set[Path]:
+    """The files of the polyattn package that ``code`` (the code of chapter ``chapter``, e.g.
+    ``"07_causal"``) imports, transitively: each module, the ``__init__`` of every package above it,
+    what they import in turn, and the modules loaded by name (:data:`LOADED_BY_NAME`)."""
     import ast
 
     if package_dir is None:
         from . import PACKAGE_DIR as package_dir
     package_dir = Path(package_dir)
-    todo = [n for n in _imports(ast.parse(code), "", True) if n is not None]
+    tree = ast.parse(code)
+    todo = [n for n in _imports(tree, "", True) if n is not None]
+    strings = _strings(tree)
     seen: set[Path] = set()
-    while todo:
-        name = todo.pop()
-        parts = name.split(".") if name else []
-        for depth in range(len(parts) + 1):  # importing a.b.c runs polyattn, a and a.b first
-            path = _module_file(".".join(parts[:depth]), package_dir)
-            if path is None or path in seen:
-                continue
-            seen.add(path)
-            rel = path.relative_to(package_dir)
-            mod = ".".join(rel.with_suffix("").parts[:-1] if rel.name == "__init__.py" else rel.with_suffix("").parts)
-            todo += list(_imports(ast.parse(path.read_text()), mod, rel.name == "__init__.py"))
-            for sub in LOADED_BY_NAME.get(rel.as_posix(), ()):
-                todo += [".".join((sub, p.stem)) for p in (package_dir / sub).glob("*.py")]
-    return seen
+    by_name: set[str] = set()  # folders of LOADED_BY_NAME that the code reaches
+    while True:
+        while todo:
+            name = todo.pop()
+            parts = name.split(".") if name else []
+            for depth in range(len(parts) + 1):  # importing a.b.c runs polyattn, a and a.b first
+                path = _module_file(".".join(parts[:depth]), package_dir)
+                if path is None or path in seen:
+                    continue
+                seen.add(path)
+                rel = path.relative_to(package_dir)
+                mod = ".".join(rel.with_suffix("").parts[:-1] if rel.name == "__init__.py" else rel.with_suffix("").parts)
+                module_tree = ast.parse(path.read_text())
+                if rel.parts[0] in PAGE_FOLDERS:
+                    strings |= _strings(module_tree)
+                todo += list(_imports(module_tree, mod, rel.name == "__init__.py"))
+                by_name |= set(LOADED_BY_NAME.get(rel.as_posix(), ()))
+        named = _named_measures(package_dir, chapter, strings) if by_name else []
+        if named is None:  # no register to read: the whole folder
+            named = [".".join((sub, p.stem)) for sub in by_name for p in (package_dir / sub).glob("*.py")]
+        todo = [m for m in named if _module_file(m, package_dir) not in seen]
+        if not todo:
+            return seen
 
 
 def chapter_code(source: Path) -> str:
@@ -119,7 +172,8 @@ def chapter_library_hash(source: Path, package_dir: Optional[Path] = None) -> st
     if package_dir is None:
         from . import PACKAGE_DIR as package_dir
     package_dir = Path(package_dir)
-    return _sha_files(imported_files(chapter_code(source), package_dir), package_dir)
+    source = Path(source)
+    return _sha_files(imported_files(chapter_code(source), package_dir, source.stem), package_dir)
 
 
 def results_root(preset: str) -> Path:
