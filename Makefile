@@ -108,11 +108,11 @@ book: setup system-fonts
 	$(PY) -m polyattn.book --preset $(PRESET) --jobs $(JOBS)
 
 test: setup system-fonts system-browser
-	$(PY) -m ruff check lib tests
+	$(PY) -m ruff check lib tests chapters
 	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS) tests
 
 check: setup
-	$(PY) -m ruff check lib tests
+	$(PY) -m ruff check lib tests chapters
 	$(PY) -m pytest -q -m "not slow and not book" $(PYTEST_ARGS) tests
 
 # The tests that compare with committed records, again with PyTorch's plain (non-vector) CPU

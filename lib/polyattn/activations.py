@@ -25,141 +25,57 @@ Specs (the spec string is the activation's name in every table, legend and recor
     softmax:k=K        K * softmax(s)                      (the norm intervention: ||A||_F up to K sqrt(N))
 
 More families (Power-Softmax, Taylor softmax, periodic, ReLU^2, SA-Softmax, a
-norm-capped polynomial, and two formulas of a survey article made well defined) live
-in :mod:`polyattn.activations_extra` and are registered into this same registry with
-:func:`register`; that module's docstring lists them, and says which published
-formulas it follows and which article formulas were wrong.
+norm-capped polynomial, and two formulas of a survey article made well defined) are built
+in :mod:`polyattn.activations_extra` and installed into this same registry when it is
+imported; that module's docstring lists them, and says which published formulas it
+follows and which article formulas were wrong.
+
+The grammar of the specs, their canonical forms and the declared properties of every
+family live in :mod:`polyattn.specs`, which needs no torch; :func:`parse`,
+:func:`canonical`, :data:`BOOK_SPECS` and :data:`SPEC_FORMS` here are its.  This module
+adds the computation (:class:`Activation`, built by :func:`get`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
-Tensor = torch.Tensor
+from . import activations_extra as _extra
+from . import specs
+from .activation_core import (  # noqa: F401  (Tensor and poly_scale re-exported)
+    Activation,
+    Tensor,
+    _masked_fill_min,
+    made,
+    poly_functions,
+    poly_scale,
+)
+from .specs import BOOK_SPECS, Spec, parse  # noqa: F401  (parse re-exported)
 
 SOFTPICK_EPS = 1e-8
 _POLY_NORM_TINY = 1e-30
 
-SPEC_FORMS = (
-    "softmax",
-    "softmax:k=K         (K > 0; K * softmax)",
-    "poly:p=P            (P a positive integer; scale 1/sqrt(N))",
-    "poly:p=P,c=C        (fixed scale C, e.g. c=1/14 or c=1)",
-    "relu_n",
-    "sigmoid",
-    "softpick",
-    "ssmax:s=S           (S a positive number, e.g. s=0.43)",
-    "poly_norm:p=P       (P a positive even integer)",
-)
+
+def __getattr__(name):
+    # the valid forms grow when a family is registered: read them from the grammar each time
+    if name == "SPEC_FORMS":
+        return specs.SPEC_FORMS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _valid_forms() -> str:
-    return "valid forms: " + "; ".join(f.split("  ")[0].strip() for f in SPEC_FORMS)
+    return specs.valid_forms()
 
 
-@dataclass(frozen=True)
-class Activation:
-    """An attention activation with its declared properties.
+# --- builders: each turns a declared spec (polyattn.specs) into its computation -------------------
 
-    ``pointwise(s, n)`` is set for elementwise activations (weight depends on the
-    score and the row's N only); ``pointwise_grad`` is its derivative in ``s``.
-    ``_rows`` computes the weights of a row-coupled activation.  ``_jacobian_parts``
-    returns (a, b, c) such that each row's Jacobian is diag(a) - b c^T, which gives
-    the exact Frobenius norm without materialising the Jacobian.  b and c may carry
-    one more trailing dimension r: the Jacobian is then diag(a) - sum_r b_r c_r^T
-    (activations whose weights also depend on a row's min or max need rank > 1).
-    """
-
-    spec: str
-    family: str
-    params: dict
-    nonnegative: bool
-    rows_sum_to_one: bool
-    elementwise: bool
-    description: str
-    pointwise: Optional[Callable[[Tensor, Tensor], Tensor]] = field(default=None, repr=False)
-    pointwise_grad: Optional[Callable[[Tensor, Tensor], Tensor]] = field(default=None, repr=False)
-    _rows: Optional[Callable[[Tensor, Tensor, Tensor], Tensor]] = field(default=None, repr=False)
-    _jacobian_parts: Optional[Callable] = field(default=None, repr=False)
-    #: the weights are multiplied by a learnable factor per head, held by the attention module
-    #: (:class:`polyattn.attention.Attend`); this object computes them at the factor's initial value 1
-    learned_scale: bool = False
-
-    def __call__(self, scores: Tensor, mask: Optional[Tensor] = None, n: Optional[Tensor | float] = None) -> Tensor:
-        s, mask, n = _prepare(scores, mask, n)
-        with torch.autocast(device_type=s.device.type, enabled=False):
-            if self.elementwise:
-                w = self.pointwise(s, n)
-            else:
-                w = self._rows(s, mask, n)
-            w = torch.where(mask, w, torch.zeros((), dtype=w.dtype, device=w.device))
-        return w.to(scores.dtype)
-
-    def jacobian_fro_sq(self, scores: Tensor, mask: Optional[Tensor] = None, n: Optional[Tensor | float] = None) -> Tensor:
-        """Squared Frobenius norm of d(weights)/d(scores), one value per row ``[..., Nq]``.
-
-        Exact and closed-form; N is treated as a constant of the row (it counts keys,
-        it does not depend on the scores).  Masked keys contribute nothing.
-        """
-        s, mask, n = _prepare(scores, mask, n)
-        zero = torch.zeros((), dtype=torch.float32, device=s.device)
-        with torch.autocast(device_type=s.device.type, enabled=False):
-            if self.elementwise:
-                g = torch.where(mask, self.pointwise_grad(s, n), zero)
-                return (g * g).sum(-1)
-            a, b, c = self._jacobian_parts(s, mask, n)
-            a = torch.where(mask, a, zero)
-            if b.dim() == s.dim():
-                b, c = (torch.where(mask, t, zero) for t in (b, c))
-                sq = (a * a).sum(-1) - 2 * (a * b * c).sum(-1) + (b * b).sum(-1) * (c * c).sum(-1)
-            else:
-                b, c = (torch.where(mask[..., None], t, zero) for t in (b, c))
-                gram_b = b.transpose(-1, -2) @ b                  # [..., r, r]
-                gram_c = c.transpose(-1, -2) @ c
-                sq = ((a * a).sum(-1) - 2 * (a[..., None] * b * c).sum((-1, -2))
-                      + (gram_b * gram_c).sum((-1, -2)))
-            # The terms cancel on near-one-hot rows; rounding must not make a norm negative.
-            return sq.clamp_min(0)
-
-
-def _prepare(scores: Tensor, mask, n):
-    s = scores.float()
-    if mask is None:
-        mask = torch.ones((), dtype=torch.bool, device=s.device)
-    elif mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor (True = key visible), got dtype {mask.dtype}")
-    mask = mask.expand_as(s) if mask.dim() else mask.expand(s.shape)
-    if n is None:
-        n = mask.sum(-1, keepdim=True).clamp_min(1).to(torch.float32)
-    elif not torch.is_tensor(n):
-        n = torch.tensor(float(n), dtype=torch.float32, device=s.device)
-    else:
-        n = n.to(torch.float32)
-    return s, mask, n
-
-
-def _masked_fill_min(s: Tensor, mask: Tensor) -> Tensor:
-    # For row statistics only (max, softmax); the weights are zeroed after the nonlinearity.
-    return torch.where(mask, s, torch.full((), torch.finfo(s.dtype).min, dtype=s.dtype, device=s.device))
-
-
-# --- builders -----------------------------------------------------------------------------
-
-def _softmax(params):
+def _softmax(d: Spec):
     """Softmax; with ``k`` (k > 0), k * softmax: positivity, sparsity and row-wise ranking
     kept, rows sum to k, so ||A||_F reaches k sqrt(N) (one-hot rows) instead of sqrt(N).
     It isolates the norm from the other softmax properties; ``softmax:k=1`` is softmax."""
-    k = params.get("k")
-    kval = 1.0 if k is None else float(Fraction(k))
-    if not kval > 0:
-        raise ValueError(f"softmax needs k > 0, got k={k}. " + _valid_forms())
-    if kval == 1.0:
-        spec, desc, pr = "softmax", "exp(s) / sum_j exp(s_j)", {}
-    else:
-        spec, desc, pr = f"softmax:k={k}", f"{k} * exp(s) / sum_j exp(s_j)", {"k": str(k)}
+    kval = float(Fraction(d.params["k"])) if "k" in d.params else 1.0
 
     def rows(s, mask, n):
         p = torch.softmax(_masked_fill_min(s, mask), dim=-1)
@@ -169,46 +85,19 @@ def _softmax(params):
         p = torch.where(mask, torch.softmax(_masked_fill_min(s, mask), dim=-1), torch.zeros((), device=s.device))
         return kval * p, kval * p, p
 
-    return Activation(spec, "softmax", pr, True, kval == 1.0, False, desc, _rows=rows, _jacobian_parts=parts)
+    return made(d, _rows=rows, _jacobian_parts=parts)
 
 
-def poly_scale(c):
-    """The scale of a polynomial activation as a function of N: 1/sqrt(N) when ``c`` is None,
-    else the fixed constant ``c`` (float32, on N's device)."""
-    if c is None:
-        return torch.rsqrt
-    cval = float(Fraction(c))
-
-    def scale(n):
-        return torch.tensor(cval, dtype=torch.float32, device=n.device)
-    return scale
+def _poly(d: Spec):
+    pointwise, grad = poly_functions(d.params["p"], d.params["c"])
+    return made(d, pointwise=pointwise, pointwise_grad=grad)
 
 
-def _poly(params):
-    p = _int_param(params, "p", "poly")
-    if p < 1:
-        raise ValueError(f"poly needs p >= 1, got p={p}. " + _valid_forms())
-    c = params.get("c")
-    spec, desc = (f"poly:p={p}", f"s^{p} / sqrt(N)") if c is None else (f"poly:p={p},c={c}", f"{c} * s^{p}")
-    scale = poly_scale(c)
-
-    def pointwise(s, n):
-        return s.pow(p) * scale(n)
-
-    def grad(s, n):
-        return p * s.pow(p - 1) * scale(n) if p > 1 else torch.ones_like(s) * scale(n)
-
-    return Activation(spec, "poly", {"p": p, "c": None if c is None else str(c)},
-                      p % 2 == 0, False, True, desc, pointwise=pointwise, pointwise_grad=grad)
+def _relu_n(d: Spec):
+    return made(d, pointwise=lambda s, n: torch.relu(s) / n, pointwise_grad=lambda s, n: (s > 0).float() / n)
 
 
-def _relu_n(params):
-    return Activation("relu_n", "relu_n", {}, True, False, True, "relu(s) / N",
-                      pointwise=lambda s, n: torch.relu(s) / n,
-                      pointwise_grad=lambda s, n: (s > 0).float() / n)
-
-
-def _sigmoid(params):
+def _sigmoid(d: Spec):
     def pointwise(s, n):
         return torch.sigmoid(s - torch.log(n))
 
@@ -216,8 +105,7 @@ def _sigmoid(params):
         sg = pointwise(s, n)
         return sg * (1 - sg)
 
-    return Activation("sigmoid", "sigmoid", {}, True, False, True, "sigmoid(s - log N)",
-                      pointwise=pointwise, pointwise_grad=grad)
+    return made(d, pointwise=pointwise, pointwise_grad=grad)
 
 
 def _softpick_terms(s, mask):
@@ -254,7 +142,7 @@ def _softpick_terms(s, mask):
     return g, diff, den
 
 
-def _softpick(params):
+def _softpick(d: Spec):
     def rows(s, mask, n):
         _, diff, den = _softpick_terms(s, mask)
         return torch.relu(diff) / den
@@ -266,17 +154,11 @@ def _softpick(params):
         c = torch.sign(diff) * e / den
         return a, w, c
 
-    return Activation("softpick", "softpick", {}, True, False, False,
-                      "relu(e^s - 1) / (sum_j |e^s_j - 1| + eps)", _rows=rows, _jacobian_parts=parts)
+    return made(d, _rows=rows, _jacobian_parts=parts)
 
 
-def _ssmax(params):
-    s_param = params.get("s")
-    if s_param is None:
-        raise ValueError("ssmax needs its scale, e.g. 'ssmax:s=0.43'. " + _valid_forms())
-    sv = float(Fraction(s_param))
-    if not sv > 0:
-        raise ValueError(f"ssmax needs s > 0, got s={s_param}. " + _valid_forms())
+def _ssmax(d: Spec):
+    sv = float(Fraction(d.params["s"]))
 
     def temp(n):
         return sv * torch.log(n)
@@ -289,14 +171,11 @@ def _ssmax(params):
         t = temp(n)
         return t * p, p, t * p
 
-    return Activation(f"ssmax:s={s_param}", "ssmax", {"s": str(s_param)}, True, True, False,
-                      f"softmax(({s_param} log N) * s)", _rows=rows, _jacobian_parts=parts)
+    return made(d, _rows=rows, _jacobian_parts=parts)
 
 
-def _poly_norm(params):
-    p = _int_param(params, "p", "poly_norm")
-    if p < 2 or p % 2:
-        raise ValueError(f"poly_norm needs an even p >= 2 (so weights are non-negative), got p={p}. " + _valid_forms())
+def _poly_norm(d: Spec):
+    p = d.params["p"]
 
     def terms(s, mask):
         x = torch.where(mask, s.pow(p), torch.zeros((), device=s.device))
@@ -312,18 +191,21 @@ def _poly_norm(params):
         g = p * s.pow(p - 1) / z
         return g, x / z, g
 
-    return Activation(f"poly_norm:p={p}", "poly_norm", {"p": p}, True, True, False,
-                      f"s^{p} / sum_j s_j^{p}", _rows=rows, _jacobian_parts=parts)
+    return made(d, _rows=rows, _jacobian_parts=parts)
 
 
-_BUILDERS = {
-    "softmax": (_softmax, {"k"}),
-    "poly": (_poly, {"p", "c"}),
-    "relu_n": (_relu_n, set()),
-    "sigmoid": (_sigmoid, set()),
-    "softpick": (_softpick, set()),
-    "ssmax": (_ssmax, {"s"}),
-    "poly_norm": (_poly_norm, {"p"}),
+#: family -> builder: ``builder(Spec)`` for the families :mod:`polyattn.specs` declares (the main
+#: ones here, then those of :mod:`polyattn.activations_extra`), ``builder(params)`` for families
+#: added with :func:`register`.
+_BUILDERS: dict[str, Callable] = {
+    "softmax": _softmax,
+    "poly": _poly,
+    "relu_n": _relu_n,
+    "sigmoid": _sigmoid,
+    "softpick": _softpick,
+    "ssmax": _ssmax,
+    "poly_norm": _poly_norm,
+    **_extra.BUILDERS,
 }
 
 
@@ -331,58 +213,17 @@ def register(family: str, builder: Callable[[dict], Activation], params: set, fo
     """Add a family to the registry: ``builder(params)`` gets the spec's parameters as
     canonical strings (fractions, e.g. '1/14') and returns the Activation; ``params``
     are the parameter names it accepts; ``forms`` extend the list of valid forms that
-    every ValueError quotes.  Registering the same builder again does nothing."""
-    global SPEC_FORMS
+    every ValueError quotes.  Registering the same builder again does nothing.
+
+    The family enters the grammar of :mod:`polyattn.specs` (parsing and the valid forms); its
+    canonical form and properties are those of the Activation its builder returns, so
+    :func:`canonical` here (not :func:`polyattn.specs.canonical`) gives them."""
     if family in _BUILDERS:
-        if _BUILDERS[family][0] is builder:
+        if _BUILDERS[family] is builder:
             return
         raise ValueError(f"activation family '{family}' is already registered")
-    _BUILDERS[family] = (builder, set(params))
-    SPEC_FORMS = SPEC_FORMS + tuple(forms)
-
-
-def _int_param(params, key, family):
-    if key not in params:
-        raise ValueError(f"'{family}' needs the parameter {key}, e.g. '{family}:{key}=2'. " + _valid_forms())
-    v = params[key]
-    if Fraction(v).denominator != 1:
-        raise ValueError(f"'{family}' needs an integer {key}, got {key}={v}. " + _valid_forms())
-    return int(Fraction(v))
-
-
-def _parse_number(text: str, spec: str) -> Fraction:
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"cannot read the number '{text}' in activation spec '{spec}'. " + _valid_forms()) from None
-
-
-def parse(spec: str) -> tuple[str, dict]:
-    """Split ``'poly:p=3,c=1/14'`` into ``('poly', {'p': Fraction(3), 'c': Fraction(1, 14)})``."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"an activation spec must be a non-empty string, got {spec!r}. " + _valid_forms())
-    family, _, rest = spec.strip().partition(":")
-    family = family.strip()
-    if family not in _BUILDERS:
-        raise ValueError(f"unknown activation '{family}' in spec '{spec}'. " + _valid_forms())
-    params = {}
-    if rest.strip():
-        for item in rest.split(","):
-            key, eq, val = item.partition("=")
-            key = key.strip()
-            if not eq or not key:
-                raise ValueError(f"malformed parameter '{item}' in activation spec '{spec}' (expected key=value). "
-                                 + _valid_forms())
-            params[key] = _parse_number(val, spec)
-    allowed = _BUILDERS[family][1]
-    extra = set(params) - allowed
-    if extra:
-        raise ValueError(f"activation '{family}' takes no parameter(s) {sorted(extra)} (spec '{spec}'). " + _valid_forms())
-    return family, params
-
-
-def _fmt(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    specs.register(family, params, forms)
+    _BUILDERS[family] = builder
 
 
 _CACHE: dict[str, Activation] = {}
@@ -394,35 +235,19 @@ def get(spec: str) -> Activation:
         return spec
     if spec not in _CACHE:
         family, params = parse(spec)
-        # ssmax keeps its scale in decimal form ('0.43'), the others as fractions ('1/14').
-        fmt = _decimal if family == "ssmax" else _fmt
-        _CACHE[spec] = _BUILDERS[family][0]({k: fmt(v) for k, v in params.items()})
+        if specs.FAMILIES[family].declare is None:
+            _CACHE[spec] = _BUILDERS[family](specs.param_strings(family, params))
+        else:
+            _CACHE[spec] = _BUILDERS[family](specs.declare(spec))
     return _CACHE[spec]
 
 
-def _decimal(v: Fraction) -> str:
-    return format(float(v), "g")
-
-
 def canonical(spec: str) -> str:
-    """The canonical spec string (``'poly:p=3,c=2/28'`` -> ``'poly:p=3,c=1/14'``)."""
-    return get(spec).spec
-
-
-#: The activations the book compares, in the order tables list them.
-BOOK_SPECS = (
-    "softmax",
-    "poly:p=3",
-    "poly:p=3,c=1/14",
-    "poly:p=3,c=1",
-    "poly:p=1",
-    "poly:p=2",
-    "relu_n",
-    "sigmoid",
-    "softpick",
-    "ssmax:s=0.43",
-    "poly_norm:p=2",
-)
+    """The canonical spec string (``'poly:p=3,c=2/28'`` -> ``'poly:p=3,c=1/14'``): that of
+    :func:`polyattn.specs.canonical`, or of the builder for a family added with :func:`register`."""
+    if isinstance(spec, Activation) or not specs.is_declared(spec):
+        return get(spec).spec
+    return specs.canonical(spec)
 
 
 def properties_table(specs=BOOK_SPECS):
@@ -433,11 +258,3 @@ def properties_table(specs=BOOK_SPECS):
         rows.append({"spec": a.spec, "formula": a.description, "non-negative": a.nonnegative,
                      "rows sum to 1": a.rows_sum_to_one, "elementwise": a.elementwise})
     return rows
-
-
-# The other families: that module registers them when it first runs (at its end), and
-# again here should this module be reloaded; imported first, it is not complete yet.
-from . import activations_extra as _extra  # noqa: E402
-
-if hasattr(_extra, "install"):
-    _extra.install()

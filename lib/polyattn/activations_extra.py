@@ -1,4 +1,4 @@
-"""More attention activations, registered into :mod:`polyattn.activations` by its import.
+"""More attention activations, installed into the registry of :mod:`polyattn.activations` by its import.
 
 Use them exactly like the others (``activations.get("taylor_softmax")(scores, mask)``):
 masked keys get exactly zero weight, scores at masked keys never reach a formula
@@ -19,6 +19,11 @@ has an exact closed-form per-row Jacobian norm.
     poly_learned:p=P     g_h s^P / sqrt(N), g_h a learnable factor per head initialised at 1 (the
                          book's parametrisation of a "learned scale": the scale g_h / sqrt(N) starts
                          at 1/sqrt(N); the paper's own parametrisation is unpublished)
+
+Their grammar, canonical forms and declared properties are in :mod:`polyattn.specs` with the
+main families'; this module builds their computation (:data:`BUILDERS`, one builder per family,
+each taking the declared :class:`~polyattn.specs.Spec`) and imports nothing of
+:mod:`polyattn.activations`.
 
 Rows whose normaliser is zero (every visible score a zero of the numerator, e.g. all
 scores <= 0 for relu2_norm) get all-zero weights, as rows with no visible key do.
@@ -55,8 +60,8 @@ from fractions import Fraction
 
 import torch
 
-from . import activations as _A
-from .activations import Activation, _masked_fill_min, _valid_forms
+from .activation_core import _masked_fill_min, made, poly_functions, poly_scale
+from .specs import EXTRA_SPECS, Spec  # noqa: F401  (EXTRA_SPECS re-exported: the specs of these families)
 
 _TINY = 1e-30
 _QUARTER_PI = math.pi / 4
@@ -71,7 +76,7 @@ def _visible(s, mask):
     return torch.where(mask, s, _zero(s))
 
 
-def _ratio(spec, family, params, nonneg, desc, terms):
+def _ratio(decl: Spec, terms):
     """Weights f(s) / sum_j f(s_j) from ``terms(s, mask) -> (f, f')`` (both zero at masked
     keys; both may carry a common positive row factor, which cancels).  The row Jacobian
     is diag(f'/Z) - (f/Z)(f'/Z)^T."""
@@ -85,17 +90,10 @@ def _ratio(spec, family, params, nonneg, desc, terms):
         z = f.sum(-1, keepdim=True).clamp_min(_TINY)
         return g / z, f / z, g / z
 
-    return Activation(spec, family, params, nonneg, nonneg, False, desc, _rows=rows, _jacobian_parts=parts)
+    return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
-def _int_param(params, key, family, low=1):
-    v = _A._int_param(params, key, family)
-    if v < low:
-        raise ValueError(f"'{family}' needs {key} >= {low}, got {key}={v}. " + _valid_forms())
-    return v
-
-
-def _power_softmax(params):
+def _power_softmax(decl: Spec):
     """Power-Softmax (Zimerman et al., "Power-Softmax: Towards Secure LLM Inference over
     Encrypted Data", arXiv:2410.09457): x_i^p / sum_j x_j^p with p a positive even
     integer, the exponential of softmax replaced by a power so attention is polynomial.
@@ -107,7 +105,7 @@ def _power_softmax(params):
     power (a common factor that cancels), so large p or large scores cannot overflow
     float32.  A row of all-zero scores gets zero weights.
     """
-    p = _int_param(params, "p", "power_softmax")
+    p = decl.params["p"]
 
     def terms(s, mask):
         x = _visible(s, mask).abs()
@@ -117,11 +115,10 @@ def _power_softmax(params):
         g = p * torch.sign(_visible(s, mask)) * (r.pow(p - 1) if p > 1 else torch.ones_like(r)) / m
         return f, torch.where(mask, g, _zero(s))
 
-    return _ratio(f"power_softmax:p={p}", "power_softmax", {"p": p}, True,
-                  f"|s|^{p} / sum_j |s_j|^{p}", terms)
+    return _ratio(decl, terms)
 
 
-def _taylor_softmax(params):
+def _taylor_softmax(decl: Spec):
     """Second-order Taylor softmax (de Brebisson & Vincent, "An Exploration of Softmax
     Alternatives Belonging to the Spherical Loss Family", ICLR 2016, arXiv:1511.05042):
     exp is replaced by its order-2 Taylor polynomial 1 + x + x^2/2 and normalised per row.
@@ -133,10 +130,10 @@ def _taylor_softmax(params):
         f = torch.where(mask, 1 + x + 0.5 * x * x, _zero(s))
         return f, torch.where(mask, 1 + x, _zero(s))
 
-    return _ratio("taylor_softmax", "taylor_softmax", {}, True, "(1 + s + s^2/2) / sum_j (1 + s_j + s_j^2/2)", terms)
+    return _ratio(decl, terms)
 
 
-def _periodic(params):
+def _periodic(decl: Spec):
     """Shifted sin^2-max of Wang, Liu & Liu, "Escaping the Gradient Vanishing: Periodic
     Alternatives of Softmax in Attention Mechanism" (IEEE Access 2021, arXiv:2108.07153;
     code slwang9353/Period-alternatives-of-Softmax): exp replaced by sin^2(x + pi/4),
@@ -152,19 +149,18 @@ def _periodic(params):
         f = torch.where(mask, torch.sin(x + _QUARTER_PI).square(), _zero(s))
         return f, torch.where(mask, torch.cos(2 * x), _zero(s))
 
-    return _ratio("periodic", "periodic", {}, True, "sin^2(s + pi/4) / sum_j sin^2(s_j + pi/4)", terms)
+    return _ratio(decl, terms)
 
 
-def _relu2_n(params):
+def _relu2_n(decl: Spec):
     """relu(s)^2 / N: the squared-ReLU member of the activations Wortsman et al.
     ("Replacing softmax with ReLU in Vision Transformers", arXiv:2309.08586) divide by
     the sequence length; elementwise, so it has the blocked fast path."""
-    return Activation("relu2_n", "relu2_n", {}, True, False, True, "relu(s)^2 / N",
-                      pointwise=lambda s, n: torch.relu(s).square() / n,
-                      pointwise_grad=lambda s, n: 2 * torch.relu(s) / n)
+    return made(decl, pointwise=lambda s, n: torch.relu(s).square() / n,
+                pointwise_grad=lambda s, n: 2 * torch.relu(s) / n)
 
 
-def _relu2_norm(params):
+def _relu2_norm(decl: Spec):
     """relu(s)^2 / sum_j relu(s_j)^2: the survey article's "Poly2" (no published source;
     polynomial attention with row normalisation, cf. the even-degree normalised forms of
     PolySketchFormer, arXiv:2310.01655).  A row with no positive score would be 0/0;
@@ -174,10 +170,10 @@ def _relu2_norm(params):
         r = torch.relu(_visible(s, mask))
         return r * r, 2 * r
 
-    return _ratio("relu2_norm", "relu2_norm", {}, True, "relu(s)^2 / sum_j relu(s_j)^2", terms)
+    return _ratio(decl, terms)
 
 
-def _sa_softmax(params):
+def _sa_softmax(decl: Spec):
     """Self-Adjust Softmax (Zheng et al., "Self-Adjust Softmax", EMNLP 2025,
     arXiv:2502.18277): softmax(z) is replaced by z * softmax(z), so a dominant key's
     gradient no longer vanishes as its probability nears 1.  Weights take the sign of
@@ -195,11 +191,10 @@ def _sa_softmax(params):
         # d(z_i p_i)/dz_j = delta_ij p_i (1 + z_i) - (z_i p_i) p_j
         return p * (1 + z), z * p, p
 
-    return Activation("sa_softmax", "sa_softmax", {}, False, False, False, "s * softmax(s)",
-                      _rows=rows, _jacobian_parts=parts)
+    return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
-def _sa_softmax_norm(params):
+def _sa_softmax_norm(decl: Spec):
     """The normalised SA-Softmax of Zheng et al. (arXiv:2502.18277):
     (z - m) / (M - m) * softmax(z) with m = min(min_j z_j, 0) and M = max(max_j z_j, 0)
     over the row's visible keys.  The factor lies in [0, 1], so weights are non-negative
@@ -234,12 +229,10 @@ def _sa_softmax_norm(params):
         c = torch.stack([p, e_min, e_max], -1)
         return a, b, c
 
-    return Activation("sa_softmax_norm", "sa_softmax_norm", {}, True, False, False,
-                      "(s - m)/(M - m) * softmax(s), m = min(s_min, 0), M = max(s_max, 0)",
-                      _rows=rows, _jacobian_parts=parts)
+    return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
-def _uniform(params):
+def _uniform(decl: Spec):
     """Attention ablated: every visible key gets the weight 1/N, whatever the scores, so each query
     reads the mean of the values it may see. The positive control of a benchmark: where even this
     lands within the margin of softmax, the benchmark cannot see what attention does."""
@@ -252,17 +245,16 @@ def _uniform(params):
     def grad(s, n):
         return torch.zeros_like(s)
 
-    return Activation("uniform", "uniform", {}, True, True, True, "1 / N (attention ablated)",
-                      pointwise=pointwise, pointwise_grad=grad)
+    return made(decl, pointwise=pointwise, pointwise_grad=grad)
 
 
-def _poly_cap(params):
+def _poly_cap(decl: Spec):
     """The paper's s^p / sqrt(N) with a hard norm cap: each row v is rescaled to
     v / max(1, ||v||_2), so every row has L2 norm at most 1 and the attention matrix
     ||A||_F <= sqrt(number of query rows) -- the softmax bound of Thm 4.1(a) imposed
     directly rather than through positivity and normalisation.  Rows already inside the
     unit ball are unchanged, so sign, non-normalisation and density of s^p are kept."""
-    p = _int_param(params, "p", "poly_cap")
+    p = decl.params["p"]
 
     def terms(s, mask, n):
         x = _visible(s, mask)
@@ -284,12 +276,10 @@ def _poly_cap(params):
         b = torch.where(capped, v / r, _zero(s))
         return dv / r, b, v * dv / (r * r)
 
-    return Activation(f"poly_cap:p={p}", "poly_cap", {"p": p}, p % 2 == 0, False, False,
-                      f"v = s^{p} / sqrt(N), each row rescaled to v / max(1, ||v||_2)",
-                      _rows=rows, _jacobian_parts=parts)
+    return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
-def _invsqrt(params):
+def _invsqrt(decl: Spec):
     """The survey article's "InvSqrt", x_i^-2 / sum_j x_j^-2, made well defined:
     (x_i^2 + e)^-1 / sum_j (x_j^2 + e)^-1 with e > 0 (default 1).  Not a published
     attention method and not a literature baseline.  The article's name says inverse
@@ -297,22 +287,17 @@ def _invsqrt(params):
     zero score and, unlike the article's claim, favours scores near zero (nearly
     orthogonal q and k), not large ones -- which this form keeps.  With e = 1 the
     numerator is the Cauchy (Student-t, one degree of freedom) kernel."""
-    e = params.get("e")
-    ev = 1.0 if e is None else float(Fraction(e))
-    if not ev > 0:
-        raise ValueError(f"invsqrt needs e > 0, got e={e}. " + _valid_forms())
-    spec = "invsqrt" if ev == 1.0 else f"invsqrt:e={e}"
+    ev = float(Fraction(decl.params.get("e", 1)))
 
     def terms(s, mask):
         x = _visible(s, mask)
         f = torch.where(mask, 1.0 / (x * x + ev), _zero(s))
         return f, -2 * x * f * f
 
-    return _ratio(spec, "invsqrt", {} if ev == 1.0 else {"e": str(e)}, True,
-                  f"(s^2 + {e or 1})^-1 / sum_j (s_j^2 + {e or 1})^-1", terms)
+    return _ratio(decl, terms)
 
 
-def _polyak_sum(params):
+def _polyak_sum(decl: Spec):
     """The survey article's "Polyak-Sum", x_i / sum_j x_j, made well defined as
     x_i / sum_j |x_j| (0 for a row of zero scores).  Not a published method (the name
     is unknown, and "average pooling" would be 1/N).  The article's denominator can
@@ -331,20 +316,16 @@ def _polyak_sum(params):
         # d(x_i / S)/dx_j = delta_ij / S - (x_i / S) sign(x_j) / S
         return torch.where(mask, 1 / z, _zero(s)), x / z, torch.sign(x) / z
 
-    return Activation("polyak_sum", "polyak_sum", {}, False, False, False, "s / sum_j |s_j|",
-                      _rows=rows, _jacobian_parts=parts)
+    return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
-def _poly_odd(params):
+def _poly_odd(decl: Spec):
     """s |s|^(p-1) / sqrt(N), or c * s |s|^(p-1) with ``c``: the power that keeps the sign of
     the score for every p.  For odd p it is the paper's s^p (``poly:p=P``); for even p it
     differs from s^p only in sign, so |weight| and the derivative p |s|^(p-1) are those of
     s^p, while a negative score gets a negative weight instead of a positive one."""
-    p = _int_param(params, "p", "poly_odd")
-    c = params.get("c")
-    spec, desc = ((f"poly_odd:p={p}", f"s |s|^{p - 1} / sqrt(N)") if c is None
-                  else (f"poly_odd:p={p},c={c}", f"{c} * s |s|^{p - 1}"))
-    scale = _A.poly_scale(c)
+    p = decl.params["p"]
+    scale = poly_scale(decl.params["c"])
 
     def pointwise(s, n):
         return (s * s.abs().pow(p - 1) if p > 1 else s) * scale(n)
@@ -352,59 +333,30 @@ def _poly_odd(params):
     def grad(s, n):
         return (p * s.abs().pow(p - 1) if p > 1 else torch.ones_like(s)) * scale(n)
 
-    return Activation(spec, "poly_odd", {"p": p, "c": None if c is None else str(c)}, False, False, True, desc,
-                      pointwise=pointwise, pointwise_grad=grad)
+    return made(decl, pointwise=pointwise, pointwise_grad=grad)
 
 
-def _poly_learned(params):
+def _poly_learned(decl: Spec):
     """x^p / sqrt(N) times a learnable factor per head (see :class:`polyattn.attention.Attend`,
     which holds the factor); at the factor's initial value 1 this is ``poly:p=P`` exactly."""
-    base = _A.get(f"poly:p={params.get('p', 'missing')}") if "p" in params else None
-    if base is None:
-        raise ValueError("poly_learned needs its power, e.g. 'poly_learned:p=2'. " + _valid_forms())
-    p = int(base.params["p"])
-    return Activation(f"poly_learned:p={p}", "poly_learned", {"p": p}, base.nonnegative, False, True,
-                      f"g_h * s^{p} / sqrt(N), g_h learned per head (initially 1)",
-                      pointwise=base.pointwise, pointwise_grad=base.pointwise_grad, learned_scale=True)
+    pointwise, grad = poly_functions(decl.params["p"])
+    return made(decl, pointwise=pointwise, pointwise_grad=grad)
 
 
-def install():
-    """Register this module's families into :mod:`polyattn.activations` (which calls it)."""
-    _A.register("power_softmax", _power_softmax, {"p"}, ("power_softmax:p=P   (P a positive integer; |s|^P)",))
-    _A.register("taylor_softmax", _taylor_softmax, set(), ("taylor_softmax",))
-    _A.register("periodic", _periodic, set(), ("periodic",))
-    _A.register("relu2_n", _relu2_n, set(), ("relu2_n",))
-    _A.register("relu2_norm", _relu2_norm, set(), ("relu2_norm",))
-    _A.register("sa_softmax", _sa_softmax, set(), ("sa_softmax",))
-    _A.register("sa_softmax_norm", _sa_softmax_norm, set(), ("sa_softmax_norm",))
-    _A.register("poly_cap", _poly_cap, {"p"}, ("poly_cap:p=P        (P a positive integer)",))
-    _A.register("uniform", _uniform, set(), ("uniform             (attention ablated: 1/N on every visible key)",))
-    _A.register("invsqrt", _invsqrt, {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",))
-    _A.register("polyak_sum", _polyak_sum, set(), ("polyak_sum",))
-    _A.register("poly_learned", _poly_learned, {"p"},
-                ("poly_learned:p=P    (P a positive integer; g_h s^P / sqrt(N), g_h learned per head)",))
-    _A.register("poly_odd", _poly_odd, {"p", "c"}, ("poly_odd:p=P        (P a positive integer; s |s|^(P-1) / sqrt(N))",))
-
-
-#: The specs this module adds, plus the norm intervention on softmax, in table order.
-EXTRA_SPECS = (
-    "softmax:k=2",
-    "poly_cap:p=3",
-    "power_softmax:p=2",
-    "power_softmax:p=3",
-    "taylor_softmax",
-    "periodic",
-    "relu2_n",
-    "relu2_norm",
-    "sa_softmax",
-    "sa_softmax_norm",
-    "invsqrt",
-    "polyak_sum",
-    "poly_odd:p=2",
-    "poly_odd:p=4",
-    "poly_learned:p=2",
-    "uniform",
-)
-
-if "power_softmax" not in _A._BUILDERS:
-    install()
+#: family -> builder of the computation from the declared spec; :mod:`polyattn.activations` installs
+#: them into its registry.
+BUILDERS = {
+    "power_softmax": _power_softmax,
+    "taylor_softmax": _taylor_softmax,
+    "periodic": _periodic,
+    "relu2_n": _relu2_n,
+    "relu2_norm": _relu2_norm,
+    "sa_softmax": _sa_softmax,
+    "sa_softmax_norm": _sa_softmax_norm,
+    "poly_cap": _poly_cap,
+    "uniform": _uniform,
+    "invsqrt": _invsqrt,
+    "polyak_sum": _polyak_sum,
+    "poly_learned": _poly_learned,
+    "poly_odd": _poly_odd,
+}

@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from . import activations
+from . import specs
 
 AUGMENTS = ("none", "deit")
 #: The ViT sizes of :mod:`polyattn.models.vit` (the only models that take ``qk_norm``).
@@ -81,7 +81,7 @@ class TrainConfig:
 
     def __post_init__(self):
         set_ = object.__setattr__
-        set_(self, "activation", activations.canonical(self.activation))
+        set_(self, "activation", specs.canonical(self.activation))
         set_(self, "probe_metrics", tuple(self.probe_metrics))
         set_(self, "options", dict(self.options or {}))
         if self.augment not in AUGMENTS:
@@ -124,9 +124,15 @@ class TrainConfig:
     @property
     def seq_lens(self) -> dict:
         """The model's sequence length(s) N, as the task declares them (``{"seq_len": ...}``)."""
-        from .tasks import get_task
+        from .task_declarations import seq_lens
 
-        return get_task(self.task).seq_lens(self)
+        lens = seq_lens(self.task, self)
+        if lens is None:
+            # only the task can tell (it reads its data or measures its model)
+            from .tasks import get_task
+
+            lens = get_task(self.task).seq_lens(self)
+        return lens
 
     @property
     def seq_len(self) -> int:

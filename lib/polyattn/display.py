@@ -1,13 +1,15 @@
 """Human names for what the library calls by short specs: activations, metrics, columns.
 
 Specs stay in code and records; every table, legend, caption and generated sentence a reader
-sees goes through :func:`name` (plain Unicode) or :func:`math` (MyST maths).
+sees goes through :func:`name` (plain Unicode) or :func:`math` (MyST maths).  Numbers are
+written by :mod:`polyattn.numbers`.
 """
 from __future__ import annotations
 
-import math
 import re
 from fractions import Fraction
+
+from .numbers import readable_numbers
 
 #: Activation spec -> (plain Unicode name, MyST maths name).
 _NAMES = {
@@ -54,9 +56,9 @@ def name(spec: str) -> str:
     """The plain-Unicode name of an activation spec (``poly:p=3`` -> ``x³/√N``)."""
     if spec in _NAMES:
         return _NAMES[spec][0]
-    from . import activations
+    from . import specs
 
-    act = activations.get(spec)
+    act = specs.declare(spec)
     if act.family == "poly":
         p = int(act.params["p"])
         power = "x" if p == 1 else "x" + str(p).translate(_SUPERSCRIPT)
@@ -94,28 +96,9 @@ def column(key: str) -> str:
     return COLUMNS.get(key, key.replace("_", " "))
 
 
-_MINUS = re.compile(r"(?:^|(?<=[\s(\[]))-(?=\d)")
-_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-])(\d+)\b")
-_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def scientific(x: float, digits: int = 2) -> str:
-    """``x`` in scientific notation for readers: 7.1 × 10⁻²⁸ (not 7.1e-28)."""
-    return typographic(f"{x:.{digits - 1}e}")
-
-
-def readable_numbers(text: str) -> str:
-    """The numbers of a text as a reader reads them: a minus sign (not a hyphen) before negative
-    numbers, powers of ten written out (2.6 × 10⁻⁹, not 2.6e-09); words, ranges and maths stay."""
-    def power(m: re.Match) -> str:
-        exp = int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
-        return f"{m.group(1)} × 10{str(exp).translate(_SUPERSCRIPT)}"
-
-    return _MINUS.sub("\u2212", _SCIENTIFIC.sub(power, text))
-
-
 def typographic(text: str) -> str:
-    """A generated sentence for readers: :func:`readable_numbers`, and α for alpha."""
+    """A generated sentence for readers: its numbers by :func:`polyattn.numbers.readable_numbers`,
+    and α for alpha."""
     return readable_numbers(text).replace("alpha ", "α = ")
 
 
@@ -123,13 +106,6 @@ def breakable(text) -> str:
     """A long identifier (a timm model name) that may break after its underscores, so that it
     wraps inside a table cell instead of widening the table."""
     return str(text).replace("_", "_\u200b")
-
-
-def square_root(n: float) -> str:
-    """√n for a sentence: a whole number when n is a perfect square (196 -> "14"), else two
-    decimals (192 -> "13.86")."""
-    r = math.sqrt(n)
-    return f"{r:.0f}" if r == int(r) else f"{r:.2f}"
 
 
 def markdown_table(header, rows) -> str:

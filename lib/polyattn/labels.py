@@ -9,7 +9,7 @@ training loop.
 """
 from __future__ import annotations
 
-from . import activations
+from . import specs
 
 
 def _getter(record_or_config):
@@ -200,9 +200,9 @@ ARCHITECTURE_VARIANTS = ("softmax", "x^3/sqrt(N)", "x^3/14", "x^3/sqrt(N), N = t
 #: (canonical activation, XCiT's n_rule) -> the variant's label; the grid's rows and no others.
 ARCHITECTURE_LABELS = {
     ("softmax", None): ARCHITECTURE_VARIANTS[0],
-    (activations.canonical("poly:p=3"), None): ARCHITECTURE_VARIANTS[1],
-    (activations.canonical("poly:p=3,c=1/14"), None): ARCHITECTURE_VARIANTS[2],
-    (activations.canonical("poly:p=3"), "tokens"): ARCHITECTURE_VARIANTS[3],
+    (specs.canonical("poly:p=3"), None): ARCHITECTURE_VARIANTS[1],
+    (specs.canonical("poly:p=3,c=1/14"), None): ARCHITECTURE_VARIANTS[2],
+    (specs.canonical("poly:p=3"), "tokens"): ARCHITECTURE_VARIANTS[3],
 }
 
 
@@ -219,7 +219,7 @@ def architecture(record_or_config) -> str:
 def architecture_label(record_or_config) -> str:
     """The variant (:data:`ARCHITECTURE_VARIANTS`) of a run of the architectures grid."""
     get = _getter(record_or_config)
-    spec = activations.canonical(get("activation"))
+    spec = specs.canonical(get("activation"))
     n_rule = (get("options") or {}).get("n_rule")
     n_rule = None if n_rule == "channels" and "xcit" in str(get("model")) else n_rule
     try:
@@ -242,8 +242,8 @@ def detection_label(spec_or_record) -> str:
     canonical spec when it has none."""
     if not isinstance(spec_or_record, str):
         spec_or_record = _getter(spec_or_record)("activation")
-    spec = activations.canonical(spec_or_record)
+    spec = specs.canonical(spec_or_record)
     for label, act in DETECTION_VARIANTS:
-        if activations.canonical(act) == spec:
+        if specs.canonical(act) == spec:
             return label
     return spec

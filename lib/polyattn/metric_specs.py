@@ -44,6 +44,11 @@ class Metric:
 #: The image-classification metrics (also what records without declarations hold).
 ACCURACY = Metric("test_acc", unit="%", higher_is_better=True, scale=100.0, label="test accuracy")
 TEST_LOSS = Metric("test_loss", unit="nats", higher_is_better=False, scale=1.0, label="test loss")
+#: The Long Range Arena's accuracy on its validation split.
+VAL_ACCURACY = Metric("val_acc", unit="%", higher_is_better=True, scale=100.0, label="validation accuracy")
+#: The PDE task's errors on the test grid (lower is better).
+PDE_METRICS = (Metric("rMAE", "", False, 1.0, "relative mean absolute error"),
+               Metric("rRMSE", "", False, 1.0, "relative root-mean-square error"))
 
 #: The detection task's metrics: COCO AP (IoU 0.5:0.95) and AP50, of boxes and of masks.
 DETECTION_METRICS = (Metric("box_ap", "%", True, 100.0, "box AP"), Metric("box_ap50", "%", True, 100.0, "box AP50"),

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import activations
+from .specs import BOOK_SPECS, canonical
 
 #: Explicit colours for the activations the book compares.  Families share a hue
 #: (the scaled cubics are shades of red/orange, the normalised ones blue/teal).
@@ -63,7 +63,7 @@ PRESET_NOTES = {
 
 def _canonical(spec: str) -> str:
     try:
-        return activations.canonical(spec)
+        return canonical(spec)
     except (ValueError, TypeError):
         return str(spec)
 
@@ -89,7 +89,7 @@ def activation_order(specs: Iterable[str]) -> list[str]:
     The returned strings are the ones given (not canonicalised), so they still match
     the values in the caller's DataFrame.
     """
-    book_rank = {s: i for i, s in enumerate(activations.BOOK_SPECS)}
+    book_rank = {s: i for i, s in enumerate(BOOK_SPECS)}
     seen, unique = set(), []
     for s in specs:
         if s not in seen:
@@ -162,6 +162,10 @@ def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
         set_matplotlib_formats("svg")
 
 
+#: The stamp's type size in points: the smallest text of a figure a reader must still read.
+STAMP_POINTS = 9
+
+
 def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower right"):
     """Write the preset (and an optional note) onto an Axes or Figure; returns the Text.
 
@@ -183,9 +187,9 @@ def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower rig
     x, y, ha, va = positions[loc]
     color = "#b22222" if preset == "smoke" else "#555555"
     if isinstance(target, matplotlib.figure.Figure):
-        return target.text(x, y, label, ha=ha, va=va, fontsize="x-small", color=color,
+        return target.text(x, y, label, ha=ha, va=va, fontsize=STAMP_POINTS, color=color,
                            transform=target.transFigure)
-    return target.text(x, y, label, ha=ha, va=va, fontsize="x-small", color=color,
+    return target.text(x, y, label, ha=ha, va=va, fontsize=STAMP_POINTS, color=color,
                        transform=target.transAxes,
                        bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.7})
 

@@ -19,7 +19,8 @@ The hash covers every field of the config that changes the computation (see
 differ from their default, so old hashes stay valid); the seed is in the file name; the
 device, thread count, data location, loader workers and preset label are not hashed.
 Records written before ``task``, ``seq_lens`` and ``metrics_spec`` existed get them from
-their task when they are loaded (:func:`describe`), so every loaded record describes itself.
+their task's declarations when they are loaded (:func:`describe`, through
+:mod:`polyattn.task_declarations`, without torch), so every loaded record describes itself.
 
 Book and paper records live in ``data/results`` (committed) and are evidence only when they
 were computed from a clean tree: :func:`load` refuses a book or paper record with
@@ -185,18 +186,28 @@ def validate(record: Any, config=None, evidence: bool = False) -> dict:
 
 
 def describe(record: dict) -> dict:
-    """Fill ``task``, ``seq_lens`` and ``metrics_spec`` of a record written before they existed."""
+    """Fill ``task``, ``seq_lens`` and ``metrics_spec`` of a record written before they existed,
+    from what its task declares (:mod:`polyattn.task_declarations`)."""
     if "task" in record and "seq_lens" in record and "metrics_spec" in record:
         return record
-    from .tasks import get_task
-
-    task = get_task(record.get("task", "images"))
+    from . import task_declarations
     from .config import TrainConfig
 
+    name = record.get("task", "images")
     config = TrainConfig.from_dict(record["config"])
-    record.setdefault("task", task.name)
-    record.setdefault("seq_lens", task.seq_lens(config))
-    record.setdefault("metrics_spec", [m.as_dict() for m in task.metrics(config)])
+    lens = task_declarations.seq_lens(name, config) if "seq_lens" not in record else record["seq_lens"]
+    metrics = task_declarations.metrics(name, config) if "metrics_spec" not in record else []
+    if lens is None or metrics is None:
+        # only the task knows these (it reads its data or measures its model; or it is not declared
+        # there): the task, and with it torch, is imported for such a record alone
+        from .tasks import get_task
+
+        task = get_task(name)
+        lens = task.seq_lens(config) if lens is None else lens
+        metrics = task.metrics(config) if metrics is None else metrics
+    record.setdefault("task", name)
+    record.setdefault("seq_lens", lens)
+    record.setdefault("metrics_spec", [m.as_dict() for m in metrics])
     return record
 
 

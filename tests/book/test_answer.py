@@ -63,7 +63,7 @@ def test_the_committed_verdicts_and_readme_blocks_are_what_the_records_give_with
 
 def test_every_row_of_the_verdict_table_is_computed_by_the_command(repo_root):
     from polyattn.book import verdicts
-    from polyattn.book.claims import CLAIMS
+    from polyattn.book.verdict_rows import CLAIMS
     from polyattn.claims.register import REGISTER
 
     rows = verdicts.register_rows()
@@ -122,7 +122,7 @@ def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):
 
 
 def test_a_row_that_a_register_claim_decides_states_the_registers_statement():
-    from polyattn.book.claims import CLAIMS, statement
+    from polyattn.book.verdict_rows import CLAIMS, statement
     from polyattn.book.verdicts import register_id
     from polyattn.claims.register import MEASURED, REGISTER
 

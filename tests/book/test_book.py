@@ -552,6 +552,28 @@ def _wait(driver, script, timeout=30.0):
     return False
 
 
+#: The longest a page may be, in screens of a 1400 x 900 viewport.
+PAGE_SCREENS = 15
+
+# The page's height, and on the intro the three answers (the first ordered list after "The answer")
+# and how many rows of the answer table end within the first screen.
+_FIRST_SCREEN_JS = r"""
+const heading = Array.from(document.querySelectorAll('h1, h2'))
+  .find(h => h.textContent.trim().replace(/#$/, '').trim() === 'The answer');
+let answers = 0, bottom = 0, rows = 0;
+if (heading) {
+  const list = Array.from(document.querySelectorAll('ol')).find(
+    o => heading.compareDocumentPosition(o) & Node.DOCUMENT_POSITION_FOLLOWING);
+  if (list) { answers = list.children.length; bottom = list.getBoundingClientRect().bottom + window.scrollY; }
+  const table = Array.from(document.querySelectorAll('table')).find(
+    t => heading.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING);
+  if (table) rows = Array.from(table.querySelectorAll('tbody tr'))
+    .filter(r => r.getBoundingClientRect().bottom + window.scrollY <= window.innerHeight).length;
+}
+return JSON.stringify({height: document.documentElement.scrollHeight, answers: answers,
+                       answers_bottom: Math.round(bottom), rows_on_screen: rows});
+"""
+
 # What a reader sees on a page, gathered in one script per page: the visible text of the article
 # outside code (cell inputs, inline code, literal blocks, rendered maths; a cell's printed output
 # counts), block by block; every visible table with its width against its container and the
@@ -713,6 +735,19 @@ def test_every_page_renders_in_chromium(served_site, browser):
             elif answer["head_bottom"] + 40 > answer["screen"]:  # its header and the start of its first row
                 problems.append(f"{page}: the answer table starts {round(answer['top'])}px down, not on the first "
                                 f"screen of {answer['screen']}px, at {answer['where']!r}")
+        # at a 1400 x 900 viewport: the intro's first screen holds the three answers and six rows of the
+        # answer table; no page is longer than about fifteen such screens
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        first = json.loads(browser.execute_script(_FIRST_SCREEN_JS))
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        if first["height"] > PAGE_SCREENS * 900:
+            problems.append(f"{page}: {first['height']}px long, more than {PAGE_SCREENS} screens of 900px")
+        if page == "intro.html":
+            if first["answers"] != 3 or first["answers_bottom"] > 900:
+                problems.append(f"{page}: the first screen does not show the three answers ({first})")
+            if first["rows_on_screen"] < 6:
+                problems.append(f"{page}: {first['rows_on_screen']} answer rows on the first screen, not 6")
         height = browser.execute_script("return Math.min(document.body.scrollHeight, 12000)")
         browser.set_window_size(1280, max(800, int(height)))
         browser.save_screenshot(str(shots / f"{name}.png"))

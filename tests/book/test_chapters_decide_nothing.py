@@ -28,7 +28,7 @@ def _calls_and_imports(path: Path):
                 calls.append(f"{name}() at line {node.lineno} of the chapter's code")
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-            imports += sorted(imported & (RULE_MODULES | {"polyattn.book.verdict", "polyattn.book.claims.verdict"}))
+            imports += sorted(imported & (RULE_MODULES | {"polyattn.book.verdict", "polyattn.book.verdict_rows.verdict"}))
         elif isinstance(node, ast.Import):
             imports += [a.name for a in node.names if a.name in RULE_MODULES]
     return calls, imports

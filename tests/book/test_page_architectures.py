@@ -58,16 +58,17 @@ def test_cells_read_from_grids_name_data_and_architectures_as_readers_do():
     assert page.readable("vitamins") == "vitamins"
 
 
-def test_the_accuracy_table_recovers_planted_differences_without_a_verdict():
+def test_the_accuracy_table_has_a_row_per_architecture_and_a_column_per_variant():
     runs = _runs({("swin", arch.FIXED): -0.05, ("deit", arch.OWN): 0.03})
-    rows = {(r["Architecture"], r["Variant"]): r for r in page.accuracy_rows(runs)}
-    assert rows[("Swin", "x³/14")]["Minus softmax (points) [95% CI]"].startswith("−5.0 [")
-    assert rows[("DeiT", "x³/√N")]["Minus softmax (points) [95% CI]"].startswith("+3.0 [")
-    assert rows[("ViT", "softmax")]["Minus softmax (points) [95% CI]"] == "reference"
-    assert rows[("XCiT", "x³/√N, N = tokens")]["N"] == 64 and rows[("Swin", "softmax")]["N"] == 16
-    assert rows[("ViT", "softmax")]["Test accuracy (%)"] == "70.0 ± 0.4"
+    rows = {r["Architecture"]: r for r in page.accuracy_rows(runs)}
+    assert list(rows) == ["ViT", "DeiT", "Swin", "XCiT"]
+    assert list(rows["ViT"]) == ["Architecture", "N", "softmax", "x³/√N", "x³/14", "x³/√N, N = tokens"]
+    assert rows["ViT"]["softmax"] == "70.0 ± 0.4" and rows["Swin"]["x³/14"].startswith("65.0 ± ")
+    assert rows["DeiT"]["x³/√N"].startswith("73.0 ± ")
+    assert rows["Swin"]["N"] == 16 and rows["XCiT"]["x³/√N, N = tokens"].endswith("(N = 64)")
+    assert rows["ViT"]["x³/√N, N = tokens"] == ""
     table = page.accuracy_table(runs)
-    assert "description, not a test" in table.caption and "preset smoke" in table.caption
+    assert "preset smoke" in table.caption and "mean ± sd" in table.caption
     cells = _cells(table)
     assert not any(w in c.lower() for c in cells for w in VERDICT_WORDS)
     assert not any("sqrt" in c or "^" in c for c in cells)
@@ -82,6 +83,14 @@ def test_the_readings_table_recovers_a_planted_reading_without_a_verdict():
     assert frame.loc[("XCiT", "x³/√N, N = tokens"), column].startswith("−1.0 [")
     assert len(frame) == 5 and set(frame["Seed pairs"]) == {3}
     assert not any(w in c.lower() for c in _cells(table) for w in VERDICT_WORDS)
+    # at the book preset the measure's two rows carry its difference, p-values and result
+    delivered = SimpleNamespace(verdict=Finding("inconclusive at this power", "The readings.", _measure_numbers()))
+    assert "Result" not in page.readings_table(runs, delivered).data.columns   # not at the smoke preset
+    runs.preset = "book"
+    merged = page.readings_table(runs, delivered).data.set_index(["Architecture", "Reading"])
+    assert merged.loc[("Swin", "x³/14"), column] == "+1.7 [−0.3, +3.7]" + page.MARK
+    assert merged.loc[("Swin", "x³/14"), "Result"] == "inconclusive" and merged.loc[("ViT", "x³/14"), "Result"] == ""
+    assert merged.loc[("XCiT", "x³/√N, N = tokens"), "TOST p"] == "< 0.001"
 
 
 @pytest.mark.parametrize("deit, direction", [(0.3, "below"), (0.9, "above")])
@@ -145,34 +154,71 @@ def test_the_table2_table_shows_each_pooled_comparison_above_its_four_cells():
     assert "description, not a test" in page.table2_table(delivered).caption
 
 
-def test_the_positive_control_says_whether_it_has_runs():
+def _check(n, mean, result, outcome, cid="ablated_box_ap", planned=3):
+    import dataclasses
+
+    r = _result(cid, "attention ablated (uniform 1/N) − softmax", n, mean, role="check", result=result,
+                planned=planned)
+    return dataclasses.replace(r, outcome=outcome)
+
+
+def test_the_positive_control_says_what_the_ablated_arm_shows():
     primary = _result("cube_sqrt_n_box_ap", "x³/√N − softmax, box AP", 3, -0.3)
-    none = _delivered([primary, _result("ablated_box_ap", "ablated − softmax, box AP", 0, math.nan, role="check",
-                                        planned=3)], "detection_segmentation")
-    assert page.control_values(none)["state"] == "it has no runs yet (0 of 3 planned)"
-    some = _delivered([primary, _result("ablated_box_ap", "ablated", 2, -9.0, role="check", planned=3)],
-                      "detection_segmentation")
-    assert page.control_values(some)["state"] == "2 of its 3 planned runs are stored"
-    done = _delivered([primary, _result("ablated_box_ap", "ablated", 3, -9.0, role="check")], "detection_segmentation")
-    assert page.control_values(done)["state"].startswith("all 3 of its planned runs are stored")
+    claim = "detection_segmentation"
+    none = page.control_values(_delivered([primary, _check(0, math.nan, "inconclusive", "open")], claim))
+    assert none == {"stored": "0 of 3", "shows": "its runs are not stored yet (0 of 3 planned seed pairs), so whether "
+                                                 "the benchmark can see attention is still open"}
+    blind = page.control_values(_delivered([primary, _check(3, 0.2, "equivalent", "contradicts")], claim))["shows"]
+    assert blind.startswith("on box AP (+0.20 [−1.80, +2.20] points, equivalent) the ablated arm lands within the "
+                            "margin of softmax: there the benchmark cannot see attention")
+    sees = page.control_values(_delivered([primary, _check(3, -9.0, "worse", "supports")], claim))["shows"]
+    assert sees.startswith("on box AP (−9.00") and "does worse than softmax, as it must" in sees
+    # several checks, some without enough pairs
+    mixed = page.control_values(_delivered([primary, _check(3, 0.5, "uninformative", "uninformative", "ablated_wave"),
+                                            _check(2, 1.0, "inconclusive", "open", "ablated_convection"),
+                                            _check(1, 1.0, "inconclusive", "open", "ablated_reaction")], claim))
+    assert mixed["stored"] == "6 of 9" and "on wave (" in mixed["shows"] and "neither arm learned" in mixed["shows"]
+    assert "on convection (" in mixed["shows"] and "cannot yet tell" in mixed["shows"]
+    assert "reaction" not in mixed["shows"] and mixed["shows"].endswith("6 of 9 planned seed pairs are stored")
+    with pytest.raises(ValueError, match="no positive control"):
+        page.control_values(_delivered([primary], claim))
 
 
-def test_the_detection_claim_table_leaves_out_comparisons_without_runs():
+def test_a_registered_comparisons_difference_is_read_by_its_id():
+    delivered = _delivered([_result("vit", "x/14 − x³/14, ViT", 3, -1.1), _result("deit", "x/14 − x³/14, DeiT", 3, 0.5)],
+                           "linear_vit_deit")
+    assert page.key_difference(delivered, "deit") == "+0.50 [−1.50, +2.50] points"
+    with pytest.raises(ValueError, match="no comparison"):
+        page.key_difference(delivered, "swin")
+
+
+def test_the_claim_table_leaves_out_comparisons_without_runs():
     rows = [{"Comparison": "x³/√N − softmax, box AP", "Pairs": "3 of 3", "Result": "equivalent"},
             {"Comparison": "ablated − softmax, box AP", "Pairs": "0 of 3", "Result": "inconclusive"}]
     delivered = SimpleNamespace(table=styled(rows, "the claim"))
-    table = page.detection_claim_table(delivered)
+    table = page.claim_table(delivered)
     assert list(table.data["Comparison"]) == ["x³/√N − softmax, box AP"] and table.caption == "the claim"
+    # a unit all the differences share moves into the column's name
+    rows = [{"Comparison": "a", "Pairs": "3 of 3", "Difference [95% CI]": "−0.34 [−1.41, +0.73] points"},
+            {"Comparison": "b", "Pairs": "3 of 3", "Difference [95% CI]": "+0.10 [−0.27, +0.47] points"}]
+    table = page.claim_table(SimpleNamespace(table=styled(rows, "c"))).data
+    assert list(table["Difference (points) [95% CI]"]) == ["−0.34 [−1.41, +0.73]", "+0.10 [−0.27, +0.47]"]
+    rows[1]["Difference [95% CI]"] = "+0.10 [−0.27, +0.47] (log10)"
+    assert "Difference [95% CI]" in page.claim_table(SimpleNamespace(table=styled(rows, "c"))).data.columns
 
 
-def test_the_readings_claim_shows_the_measures_two_comparisons():
+def _measure_numbers() -> dict:
     numbers = {"margin (points)": 1.0, "seeds": 3}
     for prefix, diff in (("Swin x^3/14", 1.7), ("XCiT N = tokens", -0.25)):
         numbers.update({f"{prefix}: difference (points)": diff, f"{prefix}: CI low": diff - 2,
                         f"{prefix}: CI high": diff + 2, f"{prefix}: pairs": 3, f"{prefix}: Holm p": 1.0,
                         f"{prefix}: TOST p": 0.0004, f"{prefix}: detectable effect (points)": 15.08,
                         f"{prefix}: result": "inconclusive"})
-    delivered = SimpleNamespace(verdict=Finding("inconclusive at this power", "The two readings.", numbers))
+    return numbers
+
+
+def test_the_readings_claim_shows_the_measures_two_comparisons():
+    delivered = SimpleNamespace(verdict=Finding("inconclusive at this power", "The two readings.", _measure_numbers()))
     rows = page.readings_claim_rows(delivered)
     assert [r["Comparison"].split(":")[0] for r in rows] == ["Swin", "XCiT"]
     assert rows[0]["Difference (points) [95% CI]"] == "+1.7 [−0.3, +3.7]" and rows[0]["TOST p"] == "< 0.001"
@@ -194,6 +240,12 @@ def test_n_is_read_from_the_models_for_each_architecture():
     assert page.xca_layer() == {"width": 64, "heads": 4, "tokens": 64}
     for table in page.n_tables():
         assert not any(" x " in c for c in _cells(table))
+    rows = {r["Architecture"]: r for r in page.n_table().data.to_dict("records")}
+    assert list(rows) == ["ViT", "DeiT", "Swin", "XCiT, N = channels", "XCiT, N = tokens"]
+    assert (rows["Swin"]["N here"], rows["Swin"]["N, paper's model"], rows["Swin"]["√N/14, paper's model"]) == (16, 49,
+                                                                                                          "0.50")
+    assert rows["XCiT, N = tokens"]["N, paper's model"] == 196 and "dₕ × dₕ" in rows["XCiT, N = channels"][
+        "A row of attention runs over"]
 
 
 def test_the_xcit_check_values_read_as_people_read_numbers():
@@ -201,9 +253,6 @@ def test_the_xcit_check_values_read_as_people_read_numbers():
              "max_abs_diff_without": 0.0193, "output_scale": 0.135}
     assert page.xcit_check_values(check) == {"factor": "0.794", "diff": "1.5 × 10⁻⁸", "without": "0.019",
                                              "scale": "0.14"}
-    table = page.xcit_check_table(check).data
-    assert list(table[""])[:3] == ["N = channels", "N = tokens", "temperature factor"]
-    assert "e-" not in " ".join(map(str, table["value"]))
 
 
 def test_the_ap_table_shows_each_variant_and_metric():
@@ -224,9 +273,18 @@ def test_the_ap_table_shows_each_variant_and_metric():
     table = page.ap_table(runs)
     frame = table.data.set_index("Variant")
     assert list(frame.index) == ["softmax", "x³/√N", "x³/14"]
-    assert frame.loc["x³/√N", "box AP"] == "29.0 ± 1.0 (median 29.0)"
+    assert frame.loc["x³/√N", "box AP"] == "29.0 ± 1.0"
     assert "synthetic Fashion-MNIST scenes, not COCO" in table.caption and "9 of 9 runs" in table.caption
     fig = page.detection_figure(runs)
     assert len(fig.axes) == 3 and [t.get_text() for t in fig.axes[2].get_legend().get_texts()] == [
         "softmax", "x³/√N", "x³/14"]
     matplotlib.pyplot.close(fig)
+
+
+def test_the_detection_proxy_departs_from_the_paper_presets_mask_rcnn_in_scale():
+    v = page.detector_deviation_values()
+    assert (v["px_book"], v["px_paper"], v["n_book"], v["n_paper"]) == ("64", "1,024", "256", "4,096")
+    assert (v["width_book"], v["depth_book"], v["width_paper"], v["depth_paper"]) == ("64", "4", "384", "12")
+    assert v["params_book"].endswith(" million") and float(v["params_paper"].split()[0]) > 10 * float(
+        v["params_book"].split()[0])
+    assert (v["seeds_book"], v["seeds_paper"]) == ("3", "1") and v["epochs_paper"] == "36"

@@ -50,6 +50,10 @@ def _runs(seeds=(0, 1, 2), variants=PLANTED, sink_seed=None):
     return cp.Runs(grid, records, "smoke")
 
 
+def _plain(text: str) -> str:
+    return text.replace("\u00a0", " ")
+
+
 def _page(preset="book"):
     return SimpleNamespace(preset=preset, device="cpu", trains=preset != "paper", not_run="not run",
                            on_device=lambda configs: list(configs))
@@ -75,7 +79,8 @@ def test_a_registered_comparison_replaces_the_pages_own_and_is_marked():
     reg = {("x^3/sqrt(i+1)", "softmax", "test_bpc"): {"Holm p": "0.5", "TOST p": "0.9", "Result": "inconclusive",
                                                      "numbers": _comparison(3, 0.123, 0.01, 0.2)}}
     row = next(r for r in cp.bpc_rows(runs, 0.05, reg) if r["variant"] == "x³/√(i+1)")
-    assert row["Δ vs softmax [95% CI]"] == "+0.123 [+0.010, +0.200] ‡" and row["result"] == "inconclusive ‡"
+    assert _plain(row["Δ vs softmax [95% CI]"]) == "+0.123 [+0.010, +0.200] ‡" and row["result"] == "inconclusive ‡"
+    assert " " not in row["Δ vs softmax [95% CI]"]                   # the interval stays on one line
     assert row["Holm p"] == "0.5"
     assert cp.bpc_numbers(runs, 0.05, reg)["ch07_count_text"] == "1 inconclusive; 1 worse; 1 equivalent"
     assert cp._register_cell({"numbers": _comparison(0)}) == ""
@@ -106,7 +111,7 @@ def test_a_length_row_takes_the_registers_numbers_at_its_length_only():
                            "family_size": 3, "baseline": "softmax", "higher_is_better": False,
                            "unit": "bits/char"} for m in (1, 2)])
     reg = {("a", 1): {"Result": "worse", "numbers": _comparison(3, 0.5, 0.4, 0.6)}}
-    row = cp.length_rows(diffs, lambda v: f"{v} − softmax", reg)[0]
+    row = {k: _plain(v) for k, v in cp.length_rows(diffs, lambda v: f"{v} − softmax", reg)[0].items()}
     assert row == {"comparison": "a − softmax", "at 1x": "+0.50 [+0.40, +0.60] ‡, worse",
                    "at 2x": "+0.50 [+0.40, +0.60], worse"}
 
@@ -126,13 +131,17 @@ def test_claims_table_lists_only_comparisons_with_pairs():
         assert cp.sweep_table([delivered([0, 0])], "book") is None
         assert cp.sweep_table([delivered([0, 2, 1])], "smoke") is None
         table = cp.sweep_table([delivered([0, 2, 1])], "book")
-        assert list(table.data["comparison"]) == ["c1", "c2"] and list(table.data["claim"]) == ["length scale needed"] * 2
+        assert list(table.data["comparison"]) == ["c1", "c2"] and "claim" not in table.data   # one claim: no column
+        two = cp.sweep_table([delivered([0, 2]), delivered([1])], "book")
+        assert list(two.data["claim"]) == ["scale needed", "scale needed"]
 
 
 def test_claim_values_quote_the_registers_late_notes():
     late = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
-        registered_after="after the runs", chance_registered_after="on 2 December", comparisons=(1, 2, 3))))
-    assert cp.claim_values("x", late) == {"x_notes": "after the runs; on 2 December", "x_family": 3}
+        registered_after="after the runs", chance_registered_after="on 2 December", comparisons=(1, 2, 3),
+        chance_band=0.5)))
+    assert cp.claim_values("x", late) == {"x_notes": "after the runs; on 2 December", "x_family": 3,
+                                          "x_chance_band": "0.5"}
     in_time = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
         registered_after=None, chance_registered_after=None, comparisons=())))
     assert cp.claim_values("x", in_time)["x_notes"].startswith("nothing")
@@ -160,9 +169,19 @@ def test_map_numbers_say_where_each_map_comes_from_and_which_are_missing():
     n = cp.map_numbers(_runs(seeds=(0,)), found)
     assert n["ch07_map_source"] == "softmax: the seed-0 record; x³/√T: the seed-1 record"
     fig = cp.map_figure(found, "smoke")
-    assert [ax.get_title() for ax in fig.axes[:2]] == ["softmax", "x³/√T"]
+    assert [ax.get_ylabel() for ax in fig.axes[:2]] == ["softmax", "x³/√T"]      # one row per variant
+    # each head is scaled by its own largest weight: a head of small weights is not blank
+    small = {**found, "maps": {"softmax": np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.01, 0.0], [0.0, 0.02]]])}}
+    images = [ax.get_images()[0].get_array() for ax in cp.map_figure(small, "smoke").axes[:2]]
+    assert [float(abs(a).max()) for a in images] == [1.0, 1.0]
     assert n["ch07_map_absent"] == "SSMax (diverged)" and n["ch07_map_neg"] == "softmax 0.00, x³/√T 1.00"
     assert cp.map_figure({**found, "maps": {}}, "smoke") is None
+    # a head with (almost) no non-zero weight is named and drawn as its count, not as a blank map
+    sparse = {**found, "maps": {"softmax": np.ones((1, 2, 2)), "Softpick": np.zeros((1, 2, 2))}}
+    assert cp.sparse_heads(sparse) == {"Softpick": [(1, 0, 3)]}
+    assert cp.map_numbers(_runs(seeds=(0,)), sparse)["ch07_map_sparse"] == "Softpick head 1 (0 of 3 weights not zero)"
+    drawn = cp.map_figure(sparse, "smoke").axes
+    assert drawn[1].get_images() == [] and drawn[1].texts[0].get_text().startswith("0 of 3")
     assert cp.map_numbers(cp.Runs([], [], "paper", "not run", loaded=False), found)["ch07_map_neg"] == "not run"
 
 
@@ -203,7 +222,9 @@ def test_the_length_sweep_section_renders_with_none_some_or_all_of_its_runs():
 def test_nothing_is_loaded_under_a_preset_that_trains_nothing():
     runs = cp.sweep_runs(_page("paper"))
     assert not runs and not runs.loaded
-    assert cp.sweep_numbers(runs) == {"ch07_sweep_stored": "not run", "ch07_sweep_slope": "not run"}
+    numbers = cp.sweep_numbers(runs)
+    assert numbers["ch07_sweep_stored"] == "not run" and numbers["ch07_sweep_slope"] == "not run"
+    assert numbers["ch07_sweep_lengths"] == "256, 1024 and 4096"          # the design, read from the grid
     assert cp.bpc_table(runs, 0.05, {}) is None and cp.samples_markdown(runs) == ""
 
 
@@ -223,3 +244,100 @@ def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
     records = [rec(c, 0.99 if c.activation == "poly:p=3,c=1/14" else 0.01) for c in grid]
     numbers = cp.mqar_long_numbers(cp.Runs(grid, records, "book"))
     assert numbers["ch07_mqar_long_beyond"] == "x³/14" and numbers["ch07_mqar_long_softmax"] == "0"
+
+
+# --- the compact page: one-line formulas and intervals, folded secondary tables ------------------------
+
+
+def test_inline_formula_writes_fractions_on_one_line_with_brackets_where_needed():
+    assert cp.inline_formula(r"\frac{s^{3}}{\sqrt{N}}") == r"s^{3} / \sqrt{N}"
+    assert cp.inline_formula(r"\frac{\mathrm{relu}(e^{s} - 1)}{\sum_j |e^{s_j} - 1| + \epsilon}") == (
+        r"\mathrm{relu}(e^{s} - 1) / (\sum_j |e^{s_j} - 1| + \epsilon)")   # a bracketed minus needs none
+    assert cp.inline_formula(r"\frac{a + b}{\frac{c}{d}}") == "(a + b) / (c / d)"
+    assert cp.inline_formula(r"\frac{a}{2 \cdot b}") == r"a / (2 \cdot b)"
+    assert cp.inline_formula(r"\tfrac{1}{14} \cdot s^{3}") == r"\tfrac{1}{14} \cdot s^{3}"
+    with pytest.raises(ValueError, match="unbalanced"):
+        cp.inline_formula(r"\frac{a}{b")
+
+
+def test_the_variants_table_reads_each_reading_of_n_and_has_no_stacked_fraction():
+    table = cp.variants_table().data.set_index("variant")
+    assert r"\(T\)" in table.loc["x³/√T", "N"] and r"\(i + 1\)" in table.loc["x³/√(i+1)", "N"]
+    assert not table["weights"].str.contains(r"\\frac").any()
+    assert table.loc["softmax", "rows sum to one"] == "yes" and table.loc["x³/√T", "non-negative"] == "no"
+
+
+def test_register_summary_says_equal_comparisons_once():
+    def row(diff, result="uninformative"):
+        return {"Difference [95% CI]": diff, "Pairs": "3 of 3", "Result": result}
+
+    same = {("x^3/sqrt(i+1)", "softmax", "m"): row("+0.000"), ("SSMax", "softmax", "m"): row("+0.000")}
+    assert cp.register_summary(same) == "all 2 (x³/√(i+1), SSMax): +0.000 (3 of 3 pairs), uninformative"
+    apart = {**same, ("SSMax", "softmax", "m"): row("+0.100", "worse")}
+    assert cp.register_summary(apart) == ("x³/√(i+1): +0.000 (3 of 3 pairs), uninformative; "
+                                          "SSMax: +0.100 (3 of 3 pairs), worse")
+    assert cp.register_summary({}) == "none"
+    assert cp.register_summary(same, "smoke").startswith("not shown at this preset")
+
+
+def test_a_variant_with_a_diverged_seed_says_how_many_trained():
+    runs = _runs()
+    bad = next(i for i, c in enumerate(runs.grid) if c.activation == "softmax" and c.seed == 2)
+    runs.records[bad] = {**runs.records[bad], "status": "diverged"}
+    names = [r["variant"] for r in cp.bpc_rows(runs, 0.05, {})]
+    assert "softmax (2 of 3 seeds)" in names and "SSMax" in names
+
+
+def test_the_length_table_leaves_the_training_length_to_the_table_above():
+    runs = _runs()
+    table = cp.length_table(runs, 0.05, {})
+    assert list(table.data.columns) == ["comparison", "at 2x", "at 4x"]
+    assert table.data["comparison"].iloc[-1] == "x³/√T − x³/√(i+1)"
+    numbers = cp.length_numbers(runs, 0.05, {})
+    # three variants against softmax at 2x and 4x: planted offsets are the same at every length
+    assert numbers["ch07_past_results"].endswith(" (of 6)")
+    assert numbers["ch07_rvf_past"].endswith("at 4x") and "at 2x" in numbers["ch07_rvf_past"]
+    reg = {("x^3/sqrt(T)", "x^3/sqrt(i+1)", "test_bpc"): {"numbers": _comparison(3, 0.1, 0.05, 0.15)}}
+    assert _plain(cp.length_numbers(runs, 0.05, reg)["ch07_rvf_1x"]) == "+0.100 [+0.050, +0.150] ‡ bits/char (3 pairs)"
+
+
+def test_the_position_comparisons_have_their_own_table():
+    lm, nope = _runs(), _runs(variants={"softmax": 0.5, "x^3/sqrt(i+1)": 0.6, "x^3/sqrt(T)": 0.6})
+    main = cp.nope_table(lm, nope, 0.05, {}).data["comparison"].tolist()
+    assert main == ["x³/√(i+1) − softmax", "x³/√T − softmax", "x³/√T − x³/√(i+1)"]
+    positions = cp.positions_table(lm, nope, 0.05).data
+    assert positions["comparison"].tolist() == [f"{v}: none − sinusoidal" for v in ("softmax", "x³/√(i+1)", "x³/√T")]
+    assert _plain(positions["at 1x"].iloc[0]).startswith("+0.50 [")
+
+
+def test_claims_table_keeps_the_roles_asked_for_and_states_equal_pairs_once():
+    comparison = [SimpleNamespace(n=3, comparison=SimpleNamespace(label=f"c{i}")) for i in range(3)]
+    delivered = SimpleNamespace(verdict=SimpleNamespace(comparisons=comparison,
+                                                        claim=SimpleNamespace(id="mqar", margin=1.0, scale="s")))
+    import polyattn.claims.report as report
+
+    roles = ["primary", "description", "check"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report, "comparison_rows", lambda v: [
+            {"Comparison": r.comparison.label, "Role": role, "Pairs": "3 of 3", "Difference [95% CI]": "+1.0 [+0.5, +1.5]",
+             "Holm p": "< 0.001", "TOST p": "1.0", "Result": "worse"} for r, role in zip(v.comparisons, roles)])
+        table = cp.claims_table([delivered], "caption", roles=["primary", "check"])
+    assert table.data["comparison"].tolist() == ["c0", "c2"] and "pairs" not in table.data
+    assert table.caption.endswith("Pairs: 3 of 3 in every row")
+
+
+def test_a_folded_block_gets_a_note_when_there_is_nothing_to_show_and_a_figure_is_closed():
+    import matplotlib.pyplot as plt
+
+    import polyattn.book.deliver as deliver
+
+    glued = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+        cp.glue_folded("none", None)
+        fig = plt.figure()
+        cp.glue_folded("figure", fig)
+    assert "Nothing to show" in glued["none"].data and glued["figure"] is fig
+    assert not plt.fignum_exists(fig.number)
+    table = cp.compact(cp.variants_table(), ["variant"])
+    assert "white-space: nowrap" in table.to_html() and cp.compact(None) is None

@@ -90,16 +90,53 @@ def test_the_comparison_table_recovers_a_planted_ratio_and_decides_nothing():
 def test_registered_rows_replace_the_pages_own_at_the_book_preset(monkeypatch):
     from polyattn.claims import report
 
-    claim = SimpleNamespace(verdict=SimpleNamespace(comparisons=[SimpleNamespace(comparison=SimpleNamespace(id="convection"))]))
-    monkeypatch.setattr(report, "comparison_rows", lambda v: [{"Difference [95% CI]": "+1.11 [+0.90, +1.30] (log10)",
-                                                                  "Result": "did not learn", "Pairs": "3 of 3"}])
+    ids = ("convection", "ablated_convection", "ablated_reaction")
+    claim = SimpleNamespace(verdict=SimpleNamespace(comparisons=[
+        SimpleNamespace(comparison=SimpleNamespace(id=i), mean=m) for i, m in zip(ids, (1.11, 0.01, math.nan))]))
+    monkeypatch.setattr(report, "comparison_rows", lambda v: [
+        {"Difference [95% CI]": "+1.11 [+0.90, +1.30] (log10)", "Result": "did not learn", "Pairs": "3 of 3",
+         "Holm p": "< 0.001", "TOST p": "1.0"},
+        {"Difference [95% CI]": "+0.01 [−0.05, +0.07] (log10)", "Result": "equivalent", "Pairs": "3 of 3",
+         "Holm p": "0.80", "TOST p": "0.002"},
+        {"Difference [95% CI]": "no runs yet", "Result": "inconclusive", "Pairs": "0 of 3", "Holm p": "n/a",
+         "TOST p": "n/a"}])
     runs = _runs()
     assert page.registered_rows(claim, "smoke") == {}
     runs.preset = "book"
     table = page.comparison_table(runs, claim).data
     row = table[table["Variant"] == "x³/√N"].iloc[0]
-    assert row["Δ log10 rMAE [95% CI]"] == "+1.11 [+0.90, +1.30]" + page.MARK and row["Registered result"] == "did not learn"
-    assert (table["Registered result"] != "").sum() == 1
+    assert row["Δ log10 rMAE [95% CI]"] == "+1.11 [+0.90, +1.30]" + page.MARK and row["Result"] == "did not learn"
+    assert row["Holm p"] == "< 0.001" and (table["Result"] == "did not learn").sum() == 1
+    # the positive control follows its problem's variants, with the register's result, or none without runs
+    ablated = table[table["Variant"] == page.ABLATED]
+    assert len(ablated) == 2 and ablated.index[0] == table.index[table["Variant"] == "PINN (tanh MLP)"][0] + 1
+    assert ablated.iloc[0]["Result"] == "equivalent" and ablated.iloc[0]["Error ratio"] == "1.02"
+    assert ablated.iloc[1]["Δ log10 rMAE [95% CI]"] == "no runs yet" and ablated.iloc[1]["Result"] == "–"
+    # description rows carry no register column
+    assert (table.loc[table["Variant"] == "x³/14", ["Holm p", "TOST p", "Result"]] == "").all().all()
+
+
+def test_the_setting_values_name_each_reduction_from_the_published_setting():
+    v = page.setting_values()
+    assert (v["ff_book"], v["mlp_book"], v["ff_paper"], v["mlp_paper"]) == ("64", "128", "256", "512")
+    assert v["grid_book"] == "31 × 31" and v["grid_paper"] == "51 × 51" and v["pinn_grid_paper"] == "101 × 101"
+    assert v["steps_book"] == "160, 80 and 20" and v["steps_paper"] == "500, 500 and 1,000"
+    assert v["eval_book"] == "2" and v["pinn_book"] == "128"
+
+
+def test_the_folded_setting_is_glued_under_its_names(monkeypatch):
+    from polyattn.pages import shown
+
+    glued = {}
+    monkeypatch.setattr("polyattn.book.deliver.glue", lambda name, value, display=True: glued.update({name: value}))
+    names = page.fold_setting(_runs(), prefix="t")
+    assert names == [f"t_{n}" for n in page.SETTING_FOLDS] and set(glued) == set(names)
+    assert "x³/√N" in glued["t_variants"].data and "β = 50" in glued["t_problems"].to_html()
+    fig = page.curve_figure(_runs())
+    shown.fold("t_fig", fig)
+    assert glued["t_fig"] is fig and not matplotlib.pyplot.fignum_exists(fig.number)
+    shown.fold("t_none", None)
+    assert glued["t_none"].data == shown.NOTHING
 
 
 def test_claim_comparison_reads_one_comparison_of_a_claim(monkeypatch):
@@ -256,7 +293,9 @@ def test_the_problems_and_the_setting_as_a_reader_reads_them():
     assert page.field_values(runs) == {"field_grid": f"{GRID} × {GRID}"}
     judging = page.judging_values()
     assert (judging["margin"], judging["margin_factor"], judging["fail"]) == ("0.301", "2", "0.1")
-    assert page.published_table().data["PDE"].tolist() == ["convection", "reaction", "wave"]
+    # the published errors the threshold is set against, in the judging rules' text
+    assert (judging["pub_former"], judging["pub_pinn"], judging["pub_wave"]) == ("0.023 and 0.015", "0.78 and 0.98",
+                                                                                 "0.27")
 
 
 def test_the_first_runs_at_the_published_speed(tmp_path):

@@ -2,6 +2,7 @@
 numbers and figures."""
 import json
 import math
+import re
 from types import SimpleNamespace
 
 import matplotlib
@@ -126,6 +127,18 @@ def test_the_moment_ratios_and_the_smallest_d_within_one_percent():
     numbers = page.moment_numbers()
     assert numbers["t42_ratio_p3_d1"] == "15.0" and numbers["t42_mind_p3"] == "602"
     assert page.exact_over_leading(3, 1) == pytest.approx(math.sqrt(15))
+
+
+def _unbroken(styler) -> set:
+    """The elements (th, td) a table's style keeps on one line; asserts the book's padding is kept."""
+    rules = re.findall(r"#\w+\s+(\w+) \{([^}]*)\}", styler.to_html().split("</style>")[0])
+    assert any(element == "td" and "padding: 0.25em 0.6em" in props for element, props in rules)
+    return {element for element, props in rules if "white-space: nowrap" in props}
+
+
+def test_numbers_in_table_cells_stay_on_one_line_and_the_book_style_is_kept():
+    assert _unbroken(page.factors_table()) == {"td"}
+    assert _unbroken(page.moment_ratio_table((1, 3), (1, 64))) == {"th", "td"}
 
 
 def _thm42_planted(preset: str) -> pd.DataFrame:
@@ -274,17 +287,10 @@ def test_the_correlation_table_and_numbers_read_rho_zero_the_middle_and_k_equal_
     assert not any(k.startswith("ρ = ") for k in smoke)
 
 
-def test_the_correlation_figure_keeps_the_diagonal_model_last():
-    fig = page.correlated_figure(_corr_planted(theory.preset("book").corr_rhos), "book")
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels == ["p = 1", "p = 2", "p = 3", "K = Q, diagonal model"]
-    _check_figure(fig)
-
-
 def test_the_factors_at_vit_sizes_and_the_readings_of_d():
     rows = _rows(page.factors_table())
     vit_b = next(r for r in rows if r["model"] == "ViT-B/16")
-    assert len(rows) == len(page.FACTOR_MODELS) and vit_b["√N"] == "14" and vit_b["D factor, scores ÷ √d"] == "3.87"
+    assert len(rows) == len(page.FACTOR_MODELS) and vit_b["√N"] == "14" and vit_b["D factor, ÷ √d"] == "3.87"
     assert vit_b["N, D, d"] == "196, 768, 64" and vit_b["√N reaches it at N ="] == "6.8 × 10⁹ | 3.9 × 10⁶"
     assert len(_rows(page.factors_table(models=tuple(theory.MODEL_SIZES)))) == len(theory.MODEL_SIZES)
     assert page.head_dim_numbers() == {"head_factor_p1": f"{math.sqrt(12):.2f}", "head_factor_p3": f"{12 ** 1.5:.1f}"}
@@ -310,7 +316,7 @@ def test_the_model_norms_table_adds_trained_columns_only_when_records_are_stored
     init = _init_planted()
     alone = _rows(page.model_norms_table(init, pd.DataFrame(), "smoke"))
     assert [r["activation"] for r in alone] == ["softmax", "x³/√N", "x³ (unscaled)"]
-    assert not any("trained" in k for k in alone[0]) and alone[0]["Gaussian prediction"] == ""
+    assert not any("trained" in k for k in alone[0]) and alone[0]["Gaussian prediction"] == "n/a"
     trained = pd.DataFrame([{"record": r, "activation": "softmax", "metric": m, "value": v}
                             for r, m, v in (("a.json", "attn_fro_over_sqrt_n", 0.25), ("b.json", "attn_fro_over_sqrt_n", 0.35),
                                             ("a.json", "act_jac_fro_over_sqrt_n", 0.2))])

@@ -57,9 +57,8 @@ def test_a_diverged_run_is_counted_apart_and_the_order_is_the_grids():
 
 def test_a_page_without_runs_shows_no_table():
     assert vp.results_table([], {}) is None and vp.per_seed_table([], "x") is None
-    assert vp.scale_table([], 50) is None and vp.table2_difference_table([]) is None
-    assert vp.curves_figure([], vp.TABLE1_GROUPS, "smoke") is None
-    assert set(vp.scale_numbers([]).values()) <= {"none (not run)", "not run"}
+    assert vp.table2_table([]) is None and vp.curves_figure([], vp.TABLE1_GROUPS, "smoke") is None
+    assert set(vp.scale_numbers([]).values()) <= {"no", "not run"}
 
 
 # --- how much the seeds can say, and the cubic's scale ----------------------------------------------------
@@ -74,15 +73,13 @@ def test_power_numbers_follow_the_number_of_seeds():
     assert one["ch04_t_mult"] == "undefined (one seed)" and one["ch04_mde_low"] == "not computed"
 
 
-def test_the_scale_comparisons_are_against_the_scaled_cubic_and_count_intervals_holding_zero():
-    # x³/14 planted 1 point below x³/√N with tiny noise (interval excludes 0); x³ equal to it
-    records = table1_records({"poly:p=3": 0.0, "poly:p=3,c=1/14": -0.01, "poly:p=3,c=1": 0.0})
+def test_the_scale_comparisons_are_against_the_scaled_cubic():
+    # x³/14 planted 1 point below x³/√N, the unscaled x³ 2 points above it
+    records = table1_records({"poly:p=3": 0.0, "poly:p=3,c=1/14": -0.01, "poly:p=3,c=1": 0.02})
     numbers = vp.scale_numbers(records)
     assert numbers["ch04_fixed_diff"].startswith("−1.00 [") and numbers["ch04_fixed_diff"].endswith(" points")
-    assert numbers["ch04_scale_cover"] == "1 of 2"
-    rows = vp.scale_table(records, 50).data.to_dict("records")
-    assert [r["Comparison"] for r in rows] == ["x³/14 − x³/√50", "x³ (unscaled) − x³/√50"]
-    assert "Result" not in rows[0] and "description" in vp.scale_table(records, 50).caption
+    assert numbers["ch04_unscaled_diff"].startswith("+2.00 [") and numbers["ch04_scale_pairs"] == "3"
+    assert vp.scale_numbers(table1_records({"poly:p=3": 0.0}))["ch04_fixed_diff"] == "not run"
 
 
 # --- Table 2 ------------------------------------------------------------------------------------------------
@@ -100,21 +97,19 @@ def _table2_records(diff=-0.03):
     return recs
 
 
-def test_table2_shows_each_cell_as_description_and_the_pooled_row_from_the_register():
+def test_table2_shows_each_cells_accuracy_and_difference_and_the_pooled_row_from_the_register():
     records = _table2_records()
-    rows = vp.table2_difference_table(records).data.to_dict("records")
-    assert len(rows) == 5 and rows[-1]["Cells"] == "pooled over 4 cells"
-    assert all(r["Δ x³/√N − softmax, points [95% CI]"].startswith("−2.9") for r in rows[:4])
-    assert "Register's result" not in rows[0]
-    registered = vp.table2_difference_table(records, {"poly:p=3": _registered_row("12 of 12")}).data.to_dict("records")
+    delta = "Δ, points [95% CI]"
+    table = vp.table2_table(records, caption_text="planted grid")
+    rows = table.data.to_dict("records")
+    assert list(table.data.columns) == ["Model, recipe", "softmax (%)", "x³/√N (%)", delta, "Seed pairs"]
+    assert len(rows) == 5 and rows[-1]["Model, recipe"] == "pooled over 4 cells" and rows[-1]["softmax (%)"] == ""
+    assert all(r[delta].startswith("−2.9") for r in rows[:4]) and rows[0]["softmax (%)"].startswith("70.00 ± ")
+    assert table.caption.startswith("planted grid; ") and "description" in table.caption
+    registered = vp.table2_table(records, {"poly:p=3": _registered_row("12 of 12")}).data.to_dict("records")
     assert registered[-1]["Register's result"] == "worse" and registered[-1]["Seed pairs"] == "12 of 12"
-    assert registered[-1]["Δ x³/√N − softmax, points [95% CI]"].endswith("‡")
-    assert all(r["Register's result"] == "" for r in registered[:4])
-    numbers = vp.table2_numbers(records)
-    assert numbers["ch04_t2_cell_low"] == numbers["ch04_t2_cell_high"] == "−2.90"
-    assert float(numbers["ch04_t2_f_p"]) > 0.5                       # the planted cells agree
-    acc = vp.table2_accuracy_table(records, "planted grid").data
-    assert list(acc.columns) == ["Model, recipe", "softmax (%)", "x³/√N (%)"] and len(acc) == 4
+    assert registered[-1][delta].endswith("‡") and all(r["Register's result"] == "" for r in registered[:4])
+    assert float(vp.table2_numbers(records)["ch04_t2_f_p"]) > 0.5                       # the planted cells agree
 
 
 # --- figures ------------------------------------------------------------------------------------------------
@@ -163,11 +158,13 @@ def _fig1_numbers(long_decides=False, complete=("17", "50")):
 
 
 def test_the_longer_sweep_table_states_each_complete_lengths_spread_and_reading():
-    rows = vp.long_sweep_table(_fig1_numbers()).data.to_dict("records")
-    assert [r[""] for r in rows][:2] == ["c = 1/8, mean test accuracy (%)", "c = 32, mean test accuracy (%)"]
-    reading = rows[-1]
-    assert reading["N = 17"] == "not flat" and reading["N = 50"] == "flat"
-    assert rows[2]["N = 50"] == "0.24" and "$" not in vp.long_sweep_table(_fig1_numbers()).caption
+    table = vp.long_sweep_table(_fig1_numbers())
+    rows = table.data.to_dict("records")
+    assert [r["N"] for r in rows] == ["17", "50"]
+    assert list(table.data.columns)[1:3] == ["c = 1/8 (%)", "c = 32 (%)"]
+    assert [r["Reading"] for r in rows] == ["not flat", "flat"]
+    assert rows[1]["Spread (points)"] == "0.24" and rows[1]["c = 32 (%)"] == "84.56"
+    assert "$" not in table.caption and "under 1 point" in table.caption
     assert vp.long_sweep_table(_fig1_numbers(complete=())) is None
 
 
@@ -185,7 +182,6 @@ def test_the_deciding_sweep_is_named_for_readers():
     short, long_ = vp.fig1_numbers(_fig1_numbers()), vp.fig1_numbers(_fig1_numbers(long_decides=True))
     assert short["ch04_deciding_sweep"] == "the short sweep" and long_["ch04_deciding_sweep"] == "the longer sweep"
     assert short["ch04_best_by_length"] == "2 at N = 17, 8 at N = 50"
-    assert short["ch04_slope"] == "−0.12" and short["ch04_slope_ci"] == "−0.71 to +0.88"
 
 
 # --- the register's tables ------------------------------------------------------------------------------------
@@ -244,14 +240,140 @@ def test_the_ratio_of_a_grid_of_constants():
     assert vp._ratio(("1/8", "1/2", "2", "8", "32")) == 256
 
 
-def test_the_closing_table_leaves_out_claims_without_paired_runs_and_names_them(monkeypatch):
+
+# --- the register's verdicts, compact tables and the closing list (planted claims) -------------------------
+
+
+@pytest.fixture
+def planted(tmp_path, planted_grid):
+    """Two planted claims of a chapter "unit_vit" on a grid of planted records: "unit_parity" (x³/√N
+    within 0.2 points of softmax over 5 seeds, and ReLU/N, described, with one seed only; registered
+    late) and
+    "unit_pending" (a grid with no stored run); returns (evaluate, claims, root)."""
+    from support.planted_records import plant
+
+    from polyattn.claims.evaluate import evaluate
+    from polyattn.claims.spec import Arm, Comparison, RegisteredClaim
+    from polyattn.config import TrainConfig
+
+    offsets = {"softmax": 0.0, "poly:p=3": -0.002}
+    noise = (0.0, 0.004, -0.004, 0.002, -0.002)
+    jitter = {"softmax": (0.0,) * 5, "poly:p=3": (0.0, 0.002, -0.002, 0.001, -0.001)}
+    configs = [plant(tmp_path, TrainConfig(experiment="unit_vit", activation=a, seed=s, preset="smoke"),
+                     [{"epoch": 1, "test_acc": 0.80 + d + e + jitter[a][s]}])
+               for a, d in offsets.items() for s, e in enumerate(noise)]
+    configs.append(plant(tmp_path, TrainConfig(experiment="unit_vit", activation="relu_n", seed=0, preset="smoke"),
+                         [{"epoch": 1, "test_acc": 0.79}]))
+    configs.append(TrainConfig(experiment="unit_vit", activation="relu_n", seed=1, preset="smoke"))   # not stored
+    planted_grid("unit_vit", configs)
+    planted_grid("unit_vit_pending", [TrainConfig(experiment="unit_vit_pending", seed=s, preset="smoke") for s in (0, 1)])
+
+    def arm(grid, act):
+        return Arm(grid, {"activation": act})
+
+    claims = {
+        "unit_parity": RegisteredClaim(
+            "unit_parity", "x³/√N matches softmax", "test", "unit_vit", margin=1.0,
+            registered_after="after the runs", scale="planted records",
+            comparisons=(Comparison("cube", "x³/√N − softmax", arm("unit_vit", "poly:p=3"), arm("unit_vit", "softmax"),
+                                    "equivalent"),
+                         Comparison("relu", "ReLU/N − softmax", arm("unit_vit", "relu_n"), arm("unit_vit", "softmax"),
+                                    "equivalent", role="description"))),
+        "unit_pending": RegisteredClaim(
+            "unit_pending", "a claim without runs", "test", "unit_vit", margin=1.0, scale="planted records",
+            comparisons=(Comparison("c", "softmax − softmax", arm("unit_vit_pending", "softmax"),
+                                    arm("unit_vit_pending", "softmax"), "equivalent"),)),
+    }
+
+    def planted_evaluate(claim_id, root=None, preset="book"):
+        return evaluate(claims[claim_id], root=tmp_path, preset="smoke")
+
+    return planted_evaluate, claims, tmp_path
+
+
+def _delivered(verdict):
+    from polyattn.book.deliver import Delivered
+    from polyattn.claims.report import comparison_rows
+
+    rows = [{k: r[k] for k in ("Comparison", "Pairs", "Difference [95% CI]", "Result")} for r in comparison_rows(verdict)]
+    return Delivered(verdict, "", styled(rows, f"{verdict.claim.statement}: margin ±1; {verdict.claim.scale}"))
+
+
+def test_a_verdict_for_the_prose_is_the_registers_word_marked_late_and_its_key_comparison(planted):
+    evaluate, _, _ = planted
+    numbers = vp.verdict_numbers("u", _delivered(evaluate("unit_parity")))
+    assert numbers["u_form"].startswith("equivalent within the margin†")
+    assert numbers["u_key"].startswith("x³/√N − softmax: −0.2") and numbers["u_key"].endswith(" points")
+    pending = vp.verdict_numbers("p", _delivered(evaluate("unit_pending")))
+    assert pending["p_key"] == "no comparison has two paired runs yet" and "†" not in pending["p_form"]
+
+
+def test_the_compact_table_leaves_out_comparisons_without_two_pairs_and_says_so(planted):
+    evaluate, _, _ = planted
+    table = vp.compact_claims_table([_delivered(evaluate("unit_parity"))])
+    rows = table.data.to_dict("records")
+    assert [r["Comparison"] for r in rows] == ["x³/√N − softmax"]
+    assert list(rows[0]) == ["Comparison", "Difference [95% CI]", "Pairs", "Result"] and rows[0]["Pairs"] == "5 of 5"
+    assert table.caption.startswith("x³/√N matches softmax: margin ±1; planted records")
+    assert "left out until 2 seed pairs are stored: ReLU/N − softmax (1 of 2 pairs stored)" in table.caption
+    assert not any(w in str(v) for r in rows for v in r.values() for w in ("n/a", "no runs yet"))
+    assert vp.compact_claims_table([_delivered(evaluate("unit_pending"))]) is None
+
+
+def test_the_clipping_table_sets_each_question_with_and_without_clipping_side_by_side(planted, monkeypatch):
+    from polyattn.claims import register
+
+    evaluate, claims, _ = planted
+    monkeypatch.setattr(register, "claim", lambda cid: claims[cid])
+    d = {"unit_parity": _delivered(evaluate("unit_parity"))}
+    layout = (("cube", ("unit_parity", "cube"), ("unit_parity", "relu")),)
+    rows = vp.clipping_table(d, layout).data.to_dict("records")
+    cell = rows[0]["With clipping at norm 1"]
+    assert cell.startswith("−0.20 [") and ", equivalent" in cell and cell.endswith(" (5 of 5 pairs)")
+    assert rows[0]["Without clipping"] == "1 of 2 pairs stored"
+    assert "planted records" in vp.clipping_table(d, layout).caption
+
+
+def test_runs_still_to_run_are_counted_with_their_grid(planted):
+    _, _, root = planted
+    assert vp.to_run("unit_vit", root) == "1 of the 12 runs of the grid `unit_vit` is still to run"
+    assert vp.to_run("unit_vit_pending", root) == "none of the 2 runs of the grid `unit_vit_pending` is stored yet"
+
+
+def test_the_closing_list_has_one_linked_line_per_claim_and_names_the_waiting_ones(planted, monkeypatch):
+    from polyattn.claims import evaluate as evaluate_module
+    from polyattn.claims import register
+
+    evaluate, claims, root = planted
+    monkeypatch.setattr(register, "REGISTER", claims)
+    monkeypatch.setattr(evaluate_module, "evaluate", evaluate)
+    monkeypatch.setattr(vp, "to_run", lambda grid: f"to run: {grid}")
+    text = vp.findings_list("unit_vit")
+    lines = text.splitlines()
+    assert lines[0].startswith("- {ref}`unit_parity <claim-unit-parity>`: **equivalent within the margin**†; "
+                               "x³/√N − softmax: −0.2")
+    assert sum(line.startswith("- ") for line in lines) == 1          # the claim without runs has no line
+    assert "Still waiting for paired runs: {ref}`unit_pending <claim-unit-pending>` (to run: unit_vit_pending)." in text
+    assert "† margin or chance level registered after" in text
+    assert "no runs yet" not in text and "n/a" not in text
+
+
+def test_a_folded_glue_says_what_is_missing_and_closes_a_figure(monkeypatch):
+    import matplotlib.pyplot as plt
+
     from polyattn.book import deliver as deliver_module
 
-    table = ("| claim | verdict | key number |\n| --- | --- | --- |\n| A matches softmax | **equivalent** | +0.1 |\n"
-             f"| B at $N$ matches softmax | {vp.NO_PAIRS} | |\n\n† late")
-    monkeypatch.setattr(deliver_module, "findings", lambda chapter, glue_it=True: table)
-    numbers = vp.findings_numbers("04_vit")
-    assert vp.NO_PAIRS not in numbers["ch04_findings"].data and "A matches softmax" in numbers["ch04_findings"].data
-    assert numbers["ch04_pending"].data == "B at $N$ matches softmax"
-    monkeypatch.setattr(deliver_module, "findings", lambda chapter, glue_it=True: table.replace(vp.NO_PAIRS, "**x**"))
-    assert vp.findings_numbers("04_vit")["ch04_pending"].data == "none"
+    glued = {}
+    monkeypatch.setattr(deliver_module, "glue", lambda name, value, display=True: glued.update({name: value}))
+    vp.glue_folded("a", None, "Nothing stored")
+    assert glued["a"].data == "*Nothing stored.*"
+    fig = plt.figure()
+    vp.glue_folded("b", fig)
+    assert glued["b"] is fig and not plt.fignum_exists(fig.number)
+
+
+def test_the_curves_fit_the_pages_column():
+    records = table1_records({a: -0.01 for a in ("poly:p=3", "sigmoid", "periodic")})
+    fig = vp.curves_figure(records, vp.TABLE1_GROUPS, "smoke")
+    assert len(fig.axes) == 3 and fig.get_size_inches()[0] <= vp.WIDTH
+    assert all(len(ax.get_lines()) <= 6 for ax in fig.axes)

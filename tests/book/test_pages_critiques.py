@@ -124,7 +124,7 @@ def _paradox_records(seeds=(0, 1)):
 def test_the_paradox_table_gives_each_cubics_share_below_the_linear_map_at_the_first_and_later_probes():
     rows = _rows(page.paradox_order_table(_paradox_records()))
     assert [r["activation"] for r in rows] == ["x³ (unscaled)", "x³/√N", "x³/14"]
-    assert all(r["‖A‖_F below x/√N: first / later probes"] == "100% / 0%" for r in rows)
+    assert all(r["‖A‖_F"] == "100% / 0%" and r["‖∂L/∂A‖_F"] == "100% / 0%" for r in rows)
     assert rows[0]["cells"] == 8  # two seeds by two layers by two probed steps
     detailed = _rows(page.paradox_order_table(_paradox_records(), detailed=True))
     assert len(detailed) == 3 * len(page.NORM_LABELS)
@@ -256,17 +256,21 @@ def test_the_weight_decay_table_describes_each_decay_against_the_reference_decay
 # --- the register's comparisons and what is not settled ---------------------------------------------------------
 
 
-def _delivered(claim_id, **results):
-    comparisons = [SimpleNamespace(comparison=SimpleNamespace(id=cid), n=n, unit="points", mean=m, ci_low=m - 1,
-                                   ci_high=m + 1, margin=1.0, result=res, qualifier="")
+def _delivered(claim_id, labels=None, **results):
+    """A delivered claim with one comparison per keyword: ``id=(pairs, mean, result)``, interval
+    mean ± 1; ``labels``: comparison id -> the register's label."""
+    labels = labels or {}
+    comparisons = [SimpleNamespace(comparison=SimpleNamespace(id=cid, label=labels.get(cid, cid)), n=n, unit="points",
+                                   mean=m, ci_low=m - 1, ci_high=m + 1, margin=1.0, result=res, qualifier="")
                    for cid, (n, m, res) in results.items()]
-    return SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(id=claim_id, margin=1.0),
-                                                   comparisons=comparisons))
+    claim = SimpleNamespace(id=claim_id, margin=1.0, alpha=0.05, scale="micro ViT, planted preset")
+    return SimpleNamespace(verdict=SimpleNamespace(claim=claim, comparisons=comparisons), table=None)
 
 
 def test_a_registered_comparison_is_one_cell_with_its_result_and_pairs():
     d = _delivered("qk_norm", cube_qknorm_vs_scaled=(5, -0.51, "inconclusive"), other=(1, 0.2, "inconclusive"))
     assert page.comparison_cell(d, "cube_qknorm_vs_scaled") == "−0.51 [−1.51, +0.49] points, inconclusive (5 pairs)"
+    assert page.comparison_cell(d, "cube_qknorm_vs_scaled", unit=False, pairs=False) == "−0.51 [−1.51, +0.49], inconclusive"
     assert page.comparison_cell(d, "other") == "1 pair stored"
     with pytest.raises(ValueError, match="no comparison 'absent'"):
         page.comparison_cell(d, "absent")
@@ -284,11 +288,14 @@ def test_the_alternatives_table_reads_every_cell_from_the_delivered_claims():
             "qk_init": (3, 1.2, "inconclusive"), "decay_0.5": (3, 3.5, "better"), "qk_norm": (5, 1.3, "inconclusive"),
             "clipping": (5, -0.1, "inconclusive")}),
     }
-    rows = _rows(page.alternatives_table(delivered))
+    table = page.alternatives_table(delivered)
+    rows = _rows(table)
     assert len(rows) == len(page.ALTERNATIVES)
-    assert rows[2]["alternative, applied to the unscaled x³"] == "Q/K initialised ×0.72"
-    assert rows[3]["against the unscaled x³"] == "+3.50 [+2.50, +4.50] points, better (3 pairs)"
-    assert rows[-1]["against x³/√N"] == "the clipping claim below"
+    assert rows[2]["alternative"] == "Q/K init ×0.72"
+    assert rows[3]["against the unscaled x³"] == "+3.50 [+2.50, +4.50], better"
+    assert rows[-1]["against x³/√N"] == "the clipping claim"
+    assert [r["pairs"] for r in rows] == ["3", "3", "3", "3", "5", "5"]
+    assert "points [95% CI]" in table.caption and 'width: 100%' in table.to_html()
 
 
 def test_the_cost_of_a_run_to_come_is_read_from_the_records_of_the_same_recipe():
@@ -317,3 +324,121 @@ def test_the_maps_table_gives_each_activations_negative_share_and_the_range_of_i
     assert "500 test images" in table.caption and "preset smoke" in table.caption
     waiting = page.maps_table(page.Runs(grid + grid[:1], recs), "smoke")
     assert "4 of the 5 short retrainings" in waiting.data
+
+
+# --- the compact tables, the folded parts and the closing table -----------------------------------------------
+
+
+def test_a_claim_with_and_without_clipping_is_laid_out_one_column_per_reading():
+    labels = {"a_clipped": "x³ with Q/K decay 0.5 − x³/√N, clipped", "a_unclipped": "x³ with Q/K decay 0.5 − x³/√N, unclipped",
+              "b_clipped": "x³ − x³/√N (no control), clipped", "b_unclipped": "x³ − x³/√N (no control), unclipped"}
+    d = _delivered("qk_alternatives", labels=labels, a_clipped=(3, -0.4, "inconclusive"),
+                   a_unclipped=(3, -0.8, "inconclusive"), b_clipped=(3, -0.5, "inconclusive"),
+                   b_unclipped=(3, -2.8, "worse"))
+    layout = page.by_clipping(d)
+    assert layout == {"x³ with Q/K decay 0.5 − x³/√N": {"clipped at norm 1": "a_clipped", "without clipping": "a_unclipped"},
+                      "x³ − x³/√N (no control)": {"clipped at norm 1": "b_clipped", "without clipping": "b_unclipped"}}
+    table = page.register_table(d, layout)
+    rows = _rows(table)
+    assert rows[1] == {"comparison": "x³ − x³/√N (no control)", "clipped at norm 1": "−0.50 [−1.50, +0.50], inconclusive",
+                       "without clipping": "−2.80 [−3.80, −1.80], worse"}
+    assert "3 seed pairs each" in table.caption and "margin ±1" in table.caption and "planted preset" in table.caption
+    with pytest.raises(ValueError, match="names no clipping"):
+        page.by_clipping(_delivered("x", other=(3, 0.1, "inconclusive")))
+
+
+def test_a_registered_claim_is_one_row_per_comparison_with_the_pairs_in_the_caption_when_they_differ():
+    d = _delivered("powers_trained", labels={"p1": "x/√N − x³/√N", "p7": "x⁷/√N − x³/√N"},
+                   p1=(3, 0.7, "inconclusive"), p7=(2, -53.7, "did not learn"))
+    table = page.register_table(d)
+    assert _rows(table) == [{"comparison": "x/√N − x³/√N", "difference [95% CI], result": "+0.70 [−0.30, +1.70], inconclusive"},
+                            {"comparison": "x⁷/√N − x³/√N",
+                             "difference [95% CI], result": "−53.70 [−54.70, −52.70], did not learn"}]
+    assert "2 or 3 seed pairs" in table.caption
+
+
+def test_a_folded_part_is_glued_and_a_figure_is_closed_where_it_is_made(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    import polyattn.book.deliver as deliver
+
+    glued = {}
+    monkeypatch.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    fig, _ = plt.subplots()
+    page.glue_folded("ch09_fold_figure", fig)
+    page.glue_folded("ch09_fold_missing", None)
+    assert glued["ch09_fold_figure"] is fig and not plt.fignum_exists(fig.number)
+    assert "Not computed" in glued["ch09_fold_missing"].data
+    note = page.nothing_stored()
+    assert page.compact(note) is note
+
+
+def _outlier_pairs():
+    rows = []
+    for where, base in (("embedding", 0.4), ("attention_input", 32.2), ("scores", 16.6)):
+        for i, act in enumerate(("poly:p=3", "poly:p=3,c=1/14", "poly:p=1")):
+            drop = base + i - 1
+            rows.append({"where": where, "activation": act, "factor": 100.0, "n_images": 500, "drop_a": drop,
+                         "drop_b": base, "diff": drop - base, "ci_low": drop - base - 2, "ci_high": drop - base + 2})
+    return pd.DataFrame(rows)
+
+
+def test_the_outlier_table_has_one_row_per_activation_and_one_column_per_place(monkeypatch):
+    from polyattn.measures import critiques as measured
+
+    monkeypatch.setattr(measured, "outlier_pairs", lambda records, n_boot=0: _outlier_pairs())
+    grid = vit.table1("smoke", seeds=[0])[:2]
+    runs = page.Runs(grid, [{"status": "ok", "final": {"x": 1}}] * 2)
+    table = page.outlier_pairs_table(runs, 100, "smoke")
+    rows = _rows(table)
+    assert [r["activation"] for r in rows] == ["softmax", "x³/√N", "x³/14", "x/√N"]
+    assert list(rows[0]) == ["activation", "embedding", "attention input", "scores"]
+    assert rows[0]["attention input"] == "32.2"
+    assert rows[1]["scores"] == "15.6 (−1.0 [−3.0, +1.0])" and rows[3]["embedding"] == "1.4 (+1.0 [−1.0, +3.0])"
+    assert "multiplied by 100" in table.caption and "500 test images" in table.caption
+    assert "short retrainings" in page.outlier_pairs_table(page.Runs(grid, runs.records[:1]), 100, "smoke").data
+
+
+def test_each_measured_claim_has_a_short_key_number_from_its_finding():
+    n = {"activations": 13, "attention_rho": -0.06, "attention_activations_ci_low": -0.47,
+         "attention_activations_ci_high": 0.35, "jacobian_rho": -0.26, "jacobian_activations_ci_low": -0.56,
+         "jacobian_activations_ci_high": 0.1, "gradient_p1_initial": 0.0446, "gradient_p7_initial": 2.56e-9,
+         "saturated_share_max": 0.0, "factor": 100.0, "shares": "softmax 0.17, x³/√N 0.98",
+         "negative_shares": "softmax 0.00 / 0.00", "k_1_to_2_by_length": "-0.7 points at N = 17 (95% CI -4.7 to +3.3)"}
+    keys = {cid: f(n) for cid, f in page.KEY_NUMBERS.items()}
+    assert set(keys) == set(page.MEASURED_CLAIMS) == set(page.MEASURED_SECTIONS)
+    assert keys["norm_paradox"] == ("Spearman ρ of accuracy over 13 activations: with the attention norm −0.06 (−0.47 to "
+                                    "+0.35), with the Jacobian −0.26 (−0.56 to +0.10)").replace("−", "-")
+    assert keys["powers_gradients"].endswith("0.045 at p = 1, 2.6e-09 at p = 7")
+    assert keys["outliers"] == "the token's share of the last layer's attention at ×100: softmax 0.17, x³/√N 0.98"
+
+
+def test_the_closing_table_links_each_claim_to_its_section_with_its_verdict_and_key_number(monkeypatch):
+    import polyattn.claims.evaluate as evaluate_module
+    import polyattn.claims.register as register
+    import polyattn.claims.report as report
+
+    claims = {"planted_one": SimpleNamespace(chapter="09_critiques"), "planted_two": SimpleNamespace(chapter="09_critiques"),
+              "elsewhere": SimpleNamespace(chapter="04_vit")}
+    finding = SimpleNamespace(form="mixed", numbers={"factor": 100.0, "shares": "softmax 0.17"}, summary="unused")
+    measured = {"outliers": SimpleNamespace(chapter="09_critiques", machine_dependent=False, evaluate=lambda: finding),
+                "cost": SimpleNamespace(chapter="09_critiques", machine_dependent=True, evaluate=None)}
+    monkeypatch.setattr(register, "REGISTER", claims)
+    monkeypatch.setattr(register, "MEASURED", measured)
+    monkeypatch.setattr(evaluate_module, "evaluate", lambda cid: cid)
+    monkeypatch.setattr(report, "answer_rows", lambda verdicts, ids: [
+        {"id": "planted_one", "verdict": "inconclusive at this power", "key number": "a − b: +0.72 [−4.40, +5.83] points",
+         "late": True, "interim": False}])
+    rows = page.findings_rows()
+    assert [r["id"] for r in rows] == ["planted_one", "planted_two", "outliers"]
+    assert rows[0]["section"] == "claim-planted-one" and rows[0]["late"]
+    assert rows[1]["verdict"] == "no paired runs stored yet" and rows[1]["key"] == ""
+    assert rows[2] == {"id": "outliers", "name": "polynomials amplify outliers", "section": "critiques-extreme-entries",
+                       "verdict": "mixed", "late": False,
+                       "key": "the token's share of the last layer's attention at ×100: softmax 0.17"}
+    table = page.findings_table()
+    shown = _rows(table)
+    assert shown[0]["claim"] == '<a href="#claim-planted-one">planted_one</a>'
+    assert shown[0]["verdict"] == "<b>inconclusive at this power</b>†" and shown[2]["verdict"] == "<b>mixed</b>"
+    assert "† margin registered after" in table.caption
+

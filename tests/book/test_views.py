@@ -15,13 +15,14 @@ from polyattn.claims.evaluate import evaluate
 from polyattn.claims.spec import Arm, Comparison, RegisteredClaim
 from polyattn.config import TrainConfig
 from polyattn.data import SIZES, DatasetMissing, load_fashion_mnist, split_sizes
-from polyattn.display import breakable, square_root, typographic
+from polyattn.display import breakable, typographic
+from polyattn.numbers import MISSING, square_root
 
 # --- cells ------------------------------------------------------------------------------------
 
 
-def test_number_cells_are_blank_when_missing_and_carry_a_minus_sign():
-    assert A.number_cell(None) == "" and A.number_cell(float("nan")) == ""
+def test_number_cells_read_n_a_when_missing_and_carry_a_minus_sign():
+    assert A.number_cell(None) == MISSING == "n/a" and A.number_cell(float("nan")) == MISSING
     assert A.number_cell(3) == "3" and A.number_cell(np.int64(196)) == "196"
     assert A.number_cell(-0.012345) == "−0.0123"
     assert A.number_cell(0.041, ".2g") == "0.041"
@@ -35,9 +36,9 @@ def test_an_interval_cell_holds_the_estimate_and_its_interval():
     assert A.interval_cell(float("nan"), 0.1, 0.2, missing="not comparable") == "not comparable"
 
 
-def test_a_bracket_cell_is_the_interval_alone_and_blank_without_one():
+def test_a_bracket_cell_is_the_interval_alone_and_n_a_without_one():
     assert A.bracket_cell(-0.49, 0.01) == "[−0.49, +0.01]"
-    assert A.bracket_cell(0.1, float("nan")) == "" and A.bracket_cell(None, 0.2) == ""
+    assert A.bracket_cell(0.1, float("nan")) == MISSING and A.bracket_cell(None, 0.2) == MISSING
 
 
 def test_correlation_rows_name_the_norms_and_put_each_interval_in_one_cell():
@@ -135,7 +136,7 @@ def test_difference_rows_label_variants_and_state_the_margin():
     rows = A.difference_rows(diffs, ["variant"], "minus softmax (points)", margin=1.5)
     assert rows[0] == {"variant": "x³/√N", "seed pairs": 3, "minus softmax (points) [95% CI]": "−0.50 [−1.20, +0.20]",
                        "Holm p": "0.04", "TOST p (±1.5)": "0.2", "MDE": "1.30", "verdict": "inconclusive"}
-    assert rows[1]["minus softmax (points) [95% CI]"] == "not comparable" and rows[1]["Holm p"] == ""
+    assert rows[1]["minus softmax (points) [95% CI]"] == "not comparable" and rows[1]["Holm p"] == MISSING
     assert "verdict" not in A.difference_rows(diffs.drop(columns="verdict"), ["variant"], "d", 1.0)[0]
 
 

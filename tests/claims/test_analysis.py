@@ -126,7 +126,7 @@ def test_format_summary_shows_baseline_and_diverged():
     t = A.format_summary(A.summary_table(final), A.paired_difference(final)).set_index("activation")
     assert t.loc["softmax", "Δ vs softmax (points)"] == "baseline"
     assert t.loc["poly:p=3,c=1", "test accuracy (%)"] == "diverged"
-    assert t.loc["poly:p=3", "Δ vs softmax (points)"] == "-5.00"
+    assert t.loc["poly:p=3", "Δ vs softmax (points)"] == "−5.00"
 
 
 # --- probes and correlations ------------------------------------------------------------------

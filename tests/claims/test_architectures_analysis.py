@@ -114,7 +114,7 @@ def test_accuracy_table_shows_each_variant_against_its_architectures_softmax():
     table = arch.accuracy_table(arch.accuracy_summary(final), analysis_verdicts(arch.vs_softmax(final, margin=1.0)),
                                 final).set_index(["architecture", "variant"])
     assert len(table) == 13 and table.loc[("swin", arch.SOFTMAX), "minus softmax (points)"] == "baseline"
-    assert table.loc[("swin", arch.FIXED), "minus softmax (points)"] == "-5.00"
+    assert table.loc[("swin", arch.FIXED), "minus softmax (points)"] == "−5.00"
     assert table.loc[("swin", arch.FIXED), "verdict"] == "worse" and table.loc[("swin", arch.FIXED), "N"] == 16
     assert table.loc[("xcit", arch.TOKENS), "N"] == 64 and table.loc[("vit", arch.SOFTMAX), "seeds"] == 3
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from polyattn.book.claims import CLAIM_IDS
+from polyattn.book.verdict_rows import CLAIM_IDS
 from polyattn.claims import checklist
 from polyattn.claims.register import REGISTER
 

@@ -69,10 +69,20 @@ def verdict(tmp_path, monkeypatch):
 
 def test_the_answer_table_links_each_claim_to_its_section(verdict):
     table = answer_markdown({"unit_claim": verdict}, ["unit_claim"]).splitlines()
-    assert table[0] == "| claim | verdict | key number | where |"
-    assert table[2].startswith("| unit claim | **") and table[2].endswith(" | {ref}`04 <claim-unit-claim>` |")
+    assert table[0] == "| claim | verdict | key number |"
+    assert table[2].startswith("| {ref}`unit claim <claim-unit-claim>` | **"), table[2]
     plain = answer_markdown({"unit_claim": verdict}, ["unit_claim"], links=False).splitlines()
-    assert plain[2].endswith(" | chapter 04 |")
+    assert plain[2].startswith("| unit claim (chapter 04) | **"), plain[2]
+    full = answer_markdown({"unit_claim": verdict}, ["unit_claim"], links=False, short=False).splitlines()
+    assert full[2].startswith("| unit claim | **") and "chapter" not in full[2]
+
+
+def test_every_headline_claim_has_a_short_name_that_fits_one_line():
+    from polyattn.claims.report import HEADLINE, HEADLINES
+
+    assert set(HEADLINES) == set(HEADLINE)
+    too_long = {cid: name for cid, name in HEADLINES.items() if len(name) > 42}
+    assert not too_long, f"answer-table names longer than 42 characters wrap: {too_long}"
 
 
 def test_a_delivered_sentence_opens_with_its_verdict_capitalised():

@@ -17,7 +17,7 @@ def test_every_late_claim_is_registered_and_says_it_came_late():
 
 
 def test_the_late_claims_answer_rows_of_the_intro_table():
-    from polyattn.book.claims import CLAIM_IDS
+    from polyattn.book.verdict_rows import CLAIM_IDS
 
     assert set(LATE_CLAIMS) <= set(CLAIM_IDS)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from polyattn.analysis import critique_verdicts as rules
-from polyattn.book.claims import FORMS
+from polyattn.book.verdict_rows import FORMS
 
 
 def test_the_premise_of_the_norm_paradox_is_read_from_both_norms():
@@ -24,9 +24,9 @@ def test_the_norm_paradox_is_judged_on_whether_the_norms_explain_accuracy():
 
 
 def test_scale_sensitivity_reads_the_intervals_against_the_margin():
-    assert rules.scale_form([(-1.0, 3.0), (0.2, 1.5)], margin=1.0) == "holds"
-    assert rules.scale_form([(-0.5, 0.5), (-0.9, 0.8)], margin=1.0) == "not supported"
-    assert rules.scale_form([(-4.7, 3.3), (-0.5, 0.5)], margin=1.0) == "inconclusive at this power"
+    assert rules.scale_sensitivity_form([(-1.0, 3.0), (0.2, 1.5)], margin=1.0) == "holds"
+    assert rules.scale_sensitivity_form([(-0.5, 0.5), (-0.9, 0.8)], margin=1.0) == "not supported"
+    assert rules.scale_sensitivity_form([(-4.7, 3.3), (-0.5, 0.5)], margin=1.0) == "inconclusive at this power"
 
 
 def test_powers_starve_the_gradient_only_with_both_halves():
@@ -49,7 +49,7 @@ def test_saturation_and_outliers():
 
 def test_every_form_is_a_verdict_form():
     forms = {rules.norms_explain_form(s) for s in (["explains"], ["does not explain"], ["undecided"])}
-    forms |= {rules.scale_form(i, 1.0) for i in ([(0.1, 1)], [(-0.1, 0.1)], [(-3, 3)])}
+    forms |= {rules.scale_sensitivity_form(i, 1.0) for i in ([(0.1, 1)], [(-0.1, 0.1)], [(-3, 3)])}
     forms |= {rules.powers_gradient_form(r, q, e) for r in (-1, 0) for q in (0, 1) for e in (True, False)}
     forms |= {rules.saturation_form(s) for s in (0, 1)}
     forms |= {rules.outlier_form(a, b) for a in ([True], [False]) for b in ([True], [False])}

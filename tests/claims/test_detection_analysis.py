@@ -15,7 +15,7 @@ from polyattn.analysis.detection import (
     long_frame,
     wide_table,
 )
-from polyattn.book.claims import FORMS
+from polyattn.book.verdict_rows import FORMS
 from polyattn.experiments.detection import detection_proxy, variant_label
 from polyattn.experiments.detection_setup import detector_facts, setup_table
 from polyattn.results import config_dict

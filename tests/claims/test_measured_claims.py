@@ -40,7 +40,7 @@ def test_every_measured_claim_states_its_rule_and_names_a_function_that_exists()
 
 
 def test_one_register_one_id_one_statement():
-    from polyattn.book.claims import CLAIMS, VERDICT_ROWS
+    from polyattn.book.verdict_rows import CLAIMS, VERDICT_ROWS
 
     assert not set(MEASURED) & set(REGISTER)
     assert len(set(VERDICT_ROWS)) == len(VERDICT_ROWS)
@@ -52,7 +52,7 @@ def test_one_register_one_id_one_statement():
 
 
 def test_the_vocabulary_is_one_and_every_word_has_a_legend():
-    from polyattn.book import claims as book_claims
+    from polyattn.book import verdict_rows
     from polyattn.claims.rule import LEGEND
 
-    assert book_claims.FORMS is FORMS and set(FORMS) == set(LEGEND)
+    assert verdict_rows.FORMS is FORMS and set(FORMS) == set(LEGEND)

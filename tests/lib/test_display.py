@@ -31,7 +31,8 @@ def test_run_labels_read_as_maths_without_ascii_syntax():
 
 
 def test_typographic_writes_minus_signs_and_powers_of_ten_and_leaves_ranges_and_maths_alone():
-    from polyattn.display import scientific, typographic
+    from polyattn.display import typographic
+    from polyattn.numbers import scientific
 
     assert typographic("from 0.045 to 2.6e-09 and 5.89e+03 (CI -0.71 to +0.88), alpha 0.05") == \
         "from 0.045 to 2.6 × 10⁻⁹ and 5.89 × 10³ (CI −0.71 to +0.88), α = 0.05"
@@ -43,7 +44,7 @@ def test_readable_numbers_leave_words_alone_and_tables_and_glue_use_them(monkeyp
     from IPython.display import Markdown
 
     from polyattn.book import deliver
-    from polyattn.display import readable_numbers
+    from polyattn.numbers import readable_numbers
 
     assert readable_numbers("alpha 0.05, -0.28 [-0.30, -0.26], 9.9e-06") == "alpha 0.05, −0.28 [−0.30, −0.26], 9.9 × 10⁻⁶"
     table = deliver.styled([{"Δ [95% CI]": "-0.282 [-0.303, -0.261]", "p": "9.9e-06", "seeds": 3}], "at 1e-05")

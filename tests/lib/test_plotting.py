@@ -74,6 +74,7 @@ def test_stamp_writes_preset_and_warns_under_smoke():
         plotting.stamp(ax, "")
     with pytest.raises(ValueError, match="location"):
         plotting.stamp(ax, "book", loc="middle")
+    assert t.get_fontsize() >= 9 and t2.get_fontsize() >= 9  # readable, not the old 7 pt
     plt.close(fig)
 
 

@@ -1,7 +1,7 @@
-"""Helpers shared by the analysis modules: argument checks and small formatters."""
+"""Helpers shared by the analysis modules: argument checks and the status text of a group of runs
+(numbers are formatted by :mod:`polyattn.numbers`)."""
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import pandas as pd
@@ -33,11 +33,3 @@ def _status_text(n_div: int, n: int) -> str:
     if n_div == 0:
         return "ok"
     return f"diverged in {n_div} of {n}"
-
-
-def _pm(mean, std, digits=2) -> str:
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-        return "diverged"
-    if std is None or math.isnan(std):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"

@@ -31,11 +31,11 @@ from ..display import breakable
 from ..labels import ARCHITECTURE_VARIANTS as VARIANTS
 from ..labels import architecture as architecture_of
 from ..labels import architecture_label as variant_label
-from ._common import _check_records, _pm
+from ._common import _check_records
 from .frames import final_metrics
 from .lra import BOOK_FORMS, combined_form
 from .stats import ALPHA, POWER, paired_difference, pooled_difference
-from .tables import _diff_cells, number_cell, summary_table
+from .tables import _diff_cells, number_cell, summary_table, value_cell
 from .verdicts import comparison_verdict
 
 SOFTMAX, OWN, FIXED, TOKENS = VARIANTS
@@ -106,7 +106,7 @@ def n_readings(final: pd.DataFrame, margin: Optional[float] = None, metric=None,
 
 
 def table2_form(pooled: pd.DataFrame, per_architecture: pd.DataFrame, alpha: float = ALPHA) -> tuple[str, dict]:
-    """The book form (:data:`polyattn.book.claims.FORMS`) of "x^3 matches softmax across
+    """The book form (:data:`polyattn.book.verdict_rows.FORMS`) of "x^3 matches softmax across
     architectures", and the form per variant.
 
     Per variant of ``pooled`` (:func:`pooled_vs_softmax`): when the architectures disagree (the
@@ -139,7 +139,8 @@ def accuracy_table(summary: pd.DataFrame, diffs: pd.DataFrame, final: Optional[p
         row = {"architecture": k[0], "variant": k[1]}
         if n is not None:
             row["N"] = int(n.get(k, np.nan))
-        row.update({"test acc. (%)": _pm(r["mean"], r["std"]), "seeds": int(r["n_runs"]), "status": r["status"]})
+        row.update({"test acc. (%)": value_cell(r["mean"], r["std"], r["n_ok"], r["n_diverged"]), "seeds": int(r["n_runs"]),
+                    "status": r["status"]})
         cells = _diff_cells(d.loc[k]) if d is not None and k in d.index else {"diff": "baseline" if k[1] == SOFTMAX else ""}
         for field, title in (("diff", "minus softmax (points)"), ("ci", "95% CI"), ("p", "paired t p"),
                              ("p_holm", "Holm p"), ("tost_p", "TOST p"), ("mde", "MDE"), ("verdict", "verdict")):

@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import activations
+from .. import specs
 from ..labels import CHARLM_VARIANTS
 from ..labels import charlm_label as variant_label
 from ..metric_specs import Metric
@@ -109,7 +109,7 @@ def compare_variants(final: pd.DataFrame, baseline: str = "softmax", metric="tes
     if base.empty:
         raise ValueError(f"compare_variants: no run of the baseline {baseline!r}; variants present: "
                          f"{list(dict.fromkeys(final['activation']))}")
-    spec = activations.canonical(base.iloc[0])
+    spec = specs.canonical(base.iloc[0])
     if ((frame["activation"] == spec) & (frame["activation"] != baseline)).any():
         raise ValueError(f"compare_variants: a variant other than {baseline!r} is labelled {spec!r}")
     frame = frame.copy()
@@ -205,7 +205,7 @@ def sink_table(final: pd.DataFrame) -> pd.DataFrame:
     standard deviation over seeds."""
     rows = []
     for variant, g in final.groupby("activation", sort=False):
-        act = activations.get(g["spec"].iloc[0])
+        act = specs.declare(g["spec"].iloc[0])
         row = {"variant": variant, "spec": act.spec, "nonnegative": act.nonnegative,
                "rows_sum_to_one": act.rows_sum_to_one, "n": int(g["sink_rate"].notna().sum())}
         for name in SINK_FIELDS:

@@ -68,7 +68,7 @@ def norms_explain_form(states: Iterable[str]) -> str:
     return "inconclusive at this power"
 
 
-def scale_form(intervals: Iterable[Sequence[float]], margin: float) -> str:
+def scale_sensitivity_form(intervals: Iterable[Sequence[float]], margin: float) -> str:
     """Sensitivity to a factor in the scale, from the 95% intervals of its effect at each length:
     any interval that excludes zero -> "holds"; all inside ±margin -> "not supported"."""
     intervals = [(float(lo), float(hi)) for lo, hi in intervals]

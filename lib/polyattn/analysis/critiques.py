@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ._common import _require
 from .stats import t_interval
 
-Tensor = torch.Tensor
+if TYPE_CHECKING:  # the functions on attention weights take tensors; the record readers need no torch
+    from torch import Tensor
 
 
 # --- norms of two activations, cell by cell --------------------------------------------------
@@ -160,6 +160,8 @@ def factor_effect(final: pd.DataFrame, k_low: float = 1.0, k_high: float = 2.0, 
 def negative_mass_share(w: Tensor, dims: Optional[Sequence[int]] = None) -> Tensor:
     """Sum of |negative weights| over the sum of |weights| (0 for non-negative weights, 1 when all
     are negative), reduced over ``dims`` (default: all).  NaN where every weight is zero."""
+    import torch  # the weights are tensors: only these functions on them import torch
+
     w = w.double()
     dims = tuple(range(w.dim())) if dims is None else tuple(dims)
     neg = (-w).clamp_min(0).sum(dims)
@@ -178,6 +180,8 @@ def token_mass_share(w: Tensor, token: int) -> Tensor:
 
 def patch_distances(grid: int) -> Tensor:
     """Euclidean distances between the cells of a ``grid x grid`` patch grid (row-major), in patches."""
+    import torch  # a tensor, for the weights it weighs
+
     ij = torch.stack(torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij"), -1).reshape(-1, 2)
     return torch.cdist(ij.double(), ij.double())
 

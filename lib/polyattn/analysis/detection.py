@@ -160,7 +160,7 @@ def _short(row) -> str:
 def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = None, prefix: str = "",
                       what: str = "the synthetic Fashion-MNIST scenes") -> tuple[str, str]:
     """``(form, summary)`` for the claim "detection and instance segmentation with a polynomial
-    are near-identical to softmax": a form of :data:`polyattn.book.claims.FORMS` combined over the
+    are near-identical to softmax": a form of :data:`polyattn.book.verdict_rows.FORMS` combined over the
     primary metrics of every polynomial variant (:func:`~polyattn.analysis.lra.combined_form`), and
     one sentence with the differences in AP points.  When softmax did not learn the task
     (``softmax_learned["learned"]`` false) the form is ``inconclusive at this scale``."""

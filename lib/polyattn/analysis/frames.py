@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from .. import activations
+from .. import specs
 from ..model_sizes import image_seq_len
 from ._common import _check_records
 from .metrics import declared_metrics, set_metrics
@@ -50,7 +50,7 @@ def record_seq_len(record: dict) -> int:
 
 def activation_constant(spec: str) -> tuple[float, Optional[str]]:
     """``(c, label)`` of a fixed-scale polynomial ``poly:p=P,c=C``; ``(nan, None)`` otherwise."""
-    act = activations.get(spec)
+    act = specs.declare(spec)
     c = act.params.get("c") if act.family == "poly" else None
     if c is None:
         return float("nan"), None
@@ -59,7 +59,7 @@ def activation_constant(spec: str) -> tuple[float, Optional[str]]:
 
 def activation_scale(spec: str, seq_len: int) -> float:
     """The multiplier of s^p in a polynomial activation: c, or 1/sqrt(N) for ``poly:p=P``; NaN otherwise."""
-    act = activations.get(spec)
+    act = specs.declare(spec)
     if act.family != "poly":
         return float("nan")
     c, _ = activation_constant(spec)
@@ -69,7 +69,7 @@ def activation_scale(spec: str, seq_len: int) -> float:
 def run_info(record: dict) -> dict:
     """The identifiers of one run: what it trained, how, and how it ended."""
     cfg = record["config"]
-    spec = activations.canonical(cfg["activation"])
+    spec = specs.canonical(cfg["activation"])
     seq_len = record_seq_len(record)
     c, c_label = activation_constant(spec)
     prov = record.get("provenance") or {}

@@ -115,7 +115,7 @@ class Mechanism:
 
     necessity: str       # one of OUTCOMES
     sufficiency: str     # one of OUTCOMES
-    form: str            # a form of polyattn.book.claims.FORMS (or "pending")
+    form: str            # a form of polyattn.book.verdict_rows.FORMS (or "pending")
     text: str            # the sentences, with the numbers
     summary: str         # one sentence with the key numbers, Markdown with maths
 

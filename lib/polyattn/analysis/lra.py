@@ -165,7 +165,7 @@ def wall_table(final: pd.DataFrame, tasks: Optional[Sequence[str]] = None,
 
 
 def combined_form(forms: Sequence[str]) -> str:
-    """One verdict form of :data:`polyattn.book.claims.FORMS` for several comparisons of an
+    """One verdict form of :data:`polyattn.book.verdict_rows.FORMS` for several comparisons of an
     equivalence claim (analysis forms of :data:`polyattn.analysis.verdicts.FORMS`), by the book's
     one rule (:func:`polyattn.claims.rule.combine_forms`): equivalent supports, worse or better
     contradicts, inconclusive leaves open."""

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import activations
+from .. import specs
 from ._common import _by, _require, _status_text
 from .metrics import MetricLike, diff_unit, resolve_metric
 
@@ -182,13 +182,13 @@ def _setup(final, baseline, by, metric, compare, what, key="activation"):
     label as given), ``by`` as a list and the compared values of ``key`` (None: all)."""
     metric = resolve_metric(metric, final)
     spec = key == "activation"
-    canon = activations.canonical(baseline) if spec else baseline
+    canon = specs.canonical(baseline) if spec else baseline
     by = _by(by)
     _require(final, by + [key, "seed", "status", metric.name], what)
     if not (final[key] == canon).any():
         raise ValueError(f"{what}: the baseline {canon!r} has no runs; {key}s present: "
                          f"{list(dict.fromkeys(final[key]))}")
-    wanted = None if compare is None else [activations.canonical(a) if spec else a for a in compare]
+    wanted = None if compare is None else [specs.canonical(a) if spec else a for a in compare]
     return metric, canon, by, wanted
 
 

@@ -2,9 +2,9 @@
 of the chapters' tables for people (one dict per row, cells as text).
 
 Values are shown in the metric's display unit (``Metric.scale`` times the stored value:
-accuracy in per cent); ``rank`` and the verdicts follow the metric's direction.  Cells for
-people carry a true minus sign (:func:`polyattn.display.typographic`) and are blank where a
-number is missing.
+accuracy in per cent); ``rank`` and the verdicts follow the metric's direction.  Numbers in
+cells for people are written by :mod:`polyattn.numbers` (a true minus sign, "n/a" where a number
+is missing; "diverged" where every run diverged).
 """
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import numbers
 from ..display import label, name, typographic
-from ._common import _by, _pm, _require, _status_text
+from ._common import _by, _require, _status_text
 from .metrics import MetricLike, diff_unit, resolve_metric, value_label
 from .verdicts import comparison_verdict
 
@@ -51,18 +52,25 @@ def summary_table(final: pd.DataFrame, by=("activation",), metric: MetricLike = 
     return out
 
 
+def value_cell(mean, sd, n_ok: int, n_diverged: int) -> str:
+    """A group's 'mean ± sd' (:func:`polyattn.numbers.plus_minus`); "diverged" when no run gave a
+    value and some diverged, "n/a" when none gave one for another reason."""
+    status = numbers.DIVERGED if n_ok == 0 and n_diverged > 0 else numbers.MISSING
+    return numbers.plus_minus(mean, sd, missing=status)
+
+
 def _diff_cells(x) -> dict:
-    """The display cells of one row of a difference table."""
+    """The display cells of one row of a difference table ("n/a" for a missing number)."""
     if int(x["n_pairs"]) == 0:
-        return {"diff": "diverged"}
+        return {"diff": numbers.DIVERGED}
 
     def p(v):
-        return "" if v != v else f"{v:.2g}"
+        return numbers.number(v, ".2g")
 
-    return {"diff": f"{x['mean_diff']:+.2f}",
-            "ci": "" if x["ci_low"] != x["ci_low"] else f"[{x['ci_low']:+.2f}, {x['ci_high']:+.2f}]",
+    return {"diff": numbers.number(x["mean_diff"], "+.2f"),
+            "ci": numbers.interval(x["ci_low"], x["ci_high"], "+.2f"),
             "p": p(x["t_p"]), "p_holm": p(x.get("p_holm", np.nan)), "tost_p": p(x.get("tost_p", np.nan)),
-            "mde": "" if x.get("mde", np.nan) != x.get("mde", np.nan) else f"{x['mde']:.2f}",
+            "mde": numbers.number(x.get("mde", np.nan), ".2f"),
             "verdict": comparison_verdict(x, name="candidate").form}
 
 
@@ -75,7 +83,8 @@ def format_summary(summary: pd.DataFrame, diffs: Optional[pd.DataFrame] = None, 
     metric = resolve_metric(metric if metric is not None else summary.attrs.get("metric"), summary)
     by = _by(by)
     out = summary[by].copy()
-    out[value_label(metric)] = [_pm(m, s) for m, s in zip(summary["mean"], summary["std"])]
+    out[value_label(metric)] = [value_cell(m, s, n_ok, n_div) for m, s, n_ok, n_div
+                                in zip(summary["mean"], summary["std"], summary["n_ok"], summary["n_diverged"])]
     out["seeds"] = summary["n_runs"].astype(int)
     out["status"] = summary["status"]
     if diffs is None or not len(diffs):
@@ -114,7 +123,7 @@ def per_seed_table(final: pd.DataFrame, index=("activation",), metric: MetricLik
     index = _by(index)
     _require(final, index + ["seed", "status", metric.name], "per_seed_table")
     cells = final.copy()
-    cells["cell"] = [f"{v * metric.scale:.2f}" if s == "ok"
+    cells["cell"] = [numbers.number(v * metric.scale, ".2f") if s == "ok"
                      else f"diverged at step {int(ds) if ds == ds and ds is not None else '?'}"
                      for v, s, ds in zip(cells[metric.name], cells["status"], cells["diverged_step"])]
     cells["seed"] = [f"seed {s}" for s in cells["seed"]]
@@ -136,30 +145,12 @@ def curve_frame(frame: pd.DataFrame, metric: MetricLike = None, by=("activation"
 
 # --- rows for people --------------------------------------------------------------------------
 
-def number_cell(x, fmt: str = ".3g") -> str:
-    """A number for a table cell: ``fmt`` (about three significant figures by default), a true
-    minus sign, integers as they are, blank when missing (None or NaN)."""
-    if x is None or x != x:
-        return ""
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        return str(int(x))
-    return typographic(format(float(x), fmt))
-
-
-def bracket_cell(low, high, fmt: str = "+.2f") -> str:
-    """An interval alone, "[−0.49, +0.01]"; blank when either end is missing."""
-    if low is None or low != low or high is None or high != high:
-        return ""
-    return f"[{number_cell(low, fmt)}, {number_cell(high, fmt)}]"
-
-
-def interval_cell(estimate, low, high, fmt: str = "+.2f", missing: str = "") -> str:
-    """An estimate and its interval in one cell, "−0.24 [−0.49, +0.01]"; the estimate alone when
-    the interval is missing, ``missing`` when the estimate is."""
-    if estimate is None or estimate != estimate:
-        return missing
-    interval = bracket_cell(low, high, fmt)
-    return f"{number_cell(estimate, fmt)} {interval}" if interval else number_cell(estimate, fmt)
+#: A number for a table cell (:func:`polyattn.numbers.number`; "n/a" when missing).
+number_cell = numbers.number
+#: An interval alone, "[−0.49, +0.01]" (:func:`polyattn.numbers.interval`).
+bracket_cell = numbers.interval
+#: An estimate and its interval in one cell, "−0.24 [−0.49, +0.01]" (:func:`polyattn.numbers.estimate`).
+interval_cell = numbers.estimate
 
 
 def correlation_rows(corr: pd.DataFrame, names: dict) -> list[dict]:
@@ -179,7 +170,7 @@ def correlation_rows(corr: pd.DataFrame, names: dict) -> list[dict]:
 
 def verdict_cell(form: str, mde: str = "") -> str:
     """A verdict's form, with the minimal detectable effect when the seeds cannot decide."""
-    return f"{form} (MDE {mde})" if form == "inconclusive" and mde else form
+    return f"{form} (MDE {mde})" if form == "inconclusive" and mde and mde != numbers.MISSING else form
 
 
 def recipe_label(model: str, augment: str) -> str:
@@ -225,7 +216,9 @@ def summary_rows(summary: pd.DataFrame, diffs: Optional[pd.DataFrame] = None,
                     row[tost] = reg["TOST p"]
                 row["Verdict"] = reg["Result"]
             else:
-                row[d_col] = typographic(f"{r[delta]} {r.get(ci, '') or ''}".strip())
+                interval = r.get(ci, "") or ""
+                interval = "" if interval == numbers.MISSING else interval
+                row[d_col] = typographic(f"{r[delta]} {interval}".strip())
                 row[p_head] = r.get(p_col, "")
                 if tost:
                     row[tost] = r[tost]

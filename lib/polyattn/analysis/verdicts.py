@@ -27,7 +27,7 @@ from .metrics import MetricLike, diff_unit, resolve_metric
 from .stats import ALPHA, POWER
 
 FORMS = ("equivalent", "better", "worse", "inconclusive", "not comparable")
-#: How each form reads in the book's verdict vocabulary (:data:`polyattn.book.claims.FORMS`);
+#: How each form reads in the book's verdict vocabulary (:data:`polyattn.book.verdict_rows.FORMS`);
 #: a comparison whose runs diverged says nothing about the scale it was run at.
 BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
               "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}

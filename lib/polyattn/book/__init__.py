@@ -28,25 +28,12 @@ Every row of the intro's verdict table is a claim of the register, computed from
 :func:`polyattn.book.deliver.deliver` and decides nothing itself.
 
 The package's modules, in the order of the flow: :mod:`.toc`, :mod:`.notebooks`, :mod:`.keys`,
-:mod:`.execute`, :mod:`.claims`, :mod:`.status`, :mod:`.site`, :mod:`.pipeline` and
+:mod:`.execute`, :mod:`.verdict_rows`, :mod:`.status`, :mod:`.site`, :mod:`.pipeline` and
 :mod:`.cli`.  Every name below is importable from ``polyattn.book`` itself; ``setup`` makes the
 package the Sphinx extension that ``_config.yml`` lists.
 """
 from __future__ import annotations
 
-from .claims import (
-                     CLAIM_IDS,
-                     CLAIMS,
-                     FINDINGS_END,
-                     FINDINGS_START,
-                     FORMS,
-                     collect_verdicts,
-                     findings_markdown,
-                     glued_keys,
-                     replace_findings,
-                     verdict,
-                     verdict_table,
-)
 from .cli import main
 from .common import PACKAGE_DIR, PARAMETER_NAMES, PRESETS, REPO_ROOT, BookError
 from .execute import execute_chapter
@@ -88,6 +75,19 @@ from .site import (
 )
 from .status import environment, status_markdown, status_table
 from .toc import Entry, _prune_toc, discover, is_jupytext_markdown, read_toc  # noqa: F401  (tests use _prune_toc)
+from .verdict_rows import (
+                     CLAIM_IDS,
+                     CLAIMS,
+                     FINDINGS_END,
+                     FINDINGS_START,
+                     FORMS,
+                     collect_verdicts,
+                     findings_markdown,
+                     glued_keys,
+                     replace_findings,
+                     verdict,
+                     verdict_table,
+)
 
 __all__ = [
     "CLAIM_IDS", "CLAIMS", "glued_keys", "verdict", "verdict_table", "FORMS", "FINDINGS_START",

@@ -91,7 +91,8 @@ def questions_markdown(verdicts: dict, links: bool = False) -> str:
 
 def findings_markdown(verdicts: dict) -> str:
     """The findings the book's data show most clearly, as Markdown bullets with their numbers."""
-    from ..claims.report import estimate_cell, fixed
+    from ..claims.report import estimate_cell
+    from ..numbers import fixed
 
     lines = []
     conv, t1 = norm_regime("vit_converged"), norm_regime("vit_table1")
@@ -178,7 +179,7 @@ LONGER_BUDGET = {"mqar": "mqar_long"}
 
 
 def _p(p: float) -> str:
-    from ..claims.report import p_relation
+    from ..numbers import p_relation
 
     return p_relation(p)
 
@@ -190,6 +191,8 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
 
     verdicts = evaluate_all() if verdicts is None else verdicts
     table = answer_markdown(verdicts, links=links)
+    if links:  # on the site: in the compact type of the site's answer-table class
+        table = f":::{{container}} answer-table\n{table}\n:::"
     note = ("Every claim, computed from the stored `book` records by one rule over the comparisons it is about "
             "(legend below); † margin, rule or chance level fixed after some runs were seen; (interim) fewer pairs "
             "than planned.")

@@ -5,7 +5,7 @@
     registered_rows("vit_table1", [v])   # activation -> the claim's row, for a grid's own table
     registered_text(v, "table1")         # one comparison of the claim in words
 
-When the claim also has a row in the intro's verdict table (``polyattn.book.claims.CLAIMS``), the
+When the claim also has a row in the intro's verdict table (``polyattn.book.verdict_rows.CLAIMS``), the
 same sentence and form are delivered there, so the chapter, the intro and the README agree.
 """
 from __future__ import annotations
@@ -29,8 +29,8 @@ TABLE_STYLE = [{"selector": "th, td", "props": "padding: 0.25em 0.6em; text-alig
 
 def styled(rows: list[dict], caption: str = "") -> "pd.io.formats.style.Styler":
     """A table for people: no index, padding between cells, an optional caption; the numbers of
-    its text cells and caption as a reader reads them (:func:`~polyattn.display.readable_numbers`)."""
-    from ..display import readable_numbers
+    its text cells and caption as a reader reads them (:func:`~polyattn.numbers.readable_numbers`)."""
+    from ..numbers import readable_numbers
 
     frame = pd.DataFrame([{k: readable_numbers(v) if isinstance(v, str) else v for k, v in row.items()}
                           for row in rows])
@@ -40,12 +40,12 @@ def styled(rows: list[dict], caption: str = "") -> "pd.io.formats.style.Styler":
 
 def glue(name: str, value, display: bool = True):
     """``myst_nb.glue`` with the numbers of a text or Markdown value as a reader reads them
-    (:func:`~polyattn.display.readable_numbers`: 2.6 × 10⁻⁹, not 2.6e-09); other values are glued
+    (:func:`~polyattn.numbers.readable_numbers`: 2.6 × 10⁻⁹, not 2.6e-09); other values are glued
     as they are (a page that formats a glued float, ``{glue:text}`name:.2f```, gets the float)."""
     from IPython.display import Markdown
     from myst_nb import glue as myst_glue
 
-    from ..display import readable_numbers
+    from ..numbers import readable_numbers
 
     if isinstance(value, str):
         value = readable_numbers(value)
@@ -60,7 +60,7 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     from ..claims.evaluate import evaluate
     from ..claims.register import MEASURED
     from ..claims.report import comparison_rows, plain, summary
-    from .claims import CLAIM_IDS, verdict
+    from .verdict_rows import CLAIM_IDS, verdict
 
     if claim_id in MEASURED:
         return _deliver_measured(claim_id, glue_it)
@@ -89,7 +89,7 @@ def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
     holds the finding's numbers."""
     from ..claims.register import MEASURED
     from ..display import typographic
-    from .claims import CLAIM_IDS, verdict
+    from .verdict_rows import CLAIM_IDS, verdict
 
     c = MEASURED[claim_id]
     finding = c.evaluate()
@@ -169,11 +169,8 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
                          f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
-    text = answer_markdown(verdicts, ids, links=False)
-    lines = text.splitlines()
-    # the chapter column is this chapter on every line: drop it
-    rows = ["| " + " | ".join(cell.strip() for cell in line.strip("|").split("|")[:-1]) + " |" for line in lines]
-    shown = {r["claim"] for r in answer_rows(verdicts, ids)}
+    rows = answer_markdown(verdicts, ids, links=False, short=False).splitlines()
+    shown = {r["statement"] for r in answer_rows(verdicts, ids)}
     rows += [f"| {v.claim.statement} | *no paired runs stored yet* | |" for v in verdicts.values()
              if v.claim.statement not in shown]
     for c in measured:  # measured claims: the form and the first sentence of the finding

@@ -33,9 +33,10 @@ def library_hash(package_dir: Optional[Path] = None) -> str:
 
 
 #: Modules that load others by name (``importlib``), which static imports do not show: the measured
-#: claims name their measure functions as ``"measures.<topic>:<function>"``.  A chapter that reaches
-#: such a module depends on the measure modules of the claims it can deliver: those registered for it
-#: and those whose id appears as a string in its code or in its page module (:func:`_named_measures`).  Without a register of measured claims every module of the folder counts.
+#: claims name their measure functions as ``"measures.<topic>:<function>"``.  A chapter that
+#: reaches such a module depends on the measure modules of the claims it can deliver: those registered for it
+#: and those whose id appears as a string in its code or in its page module (:func:`_named_measures`).
+#: Without a register of measured claims every module of the folder counts.
 LOADED_BY_NAME = {"claims/spec.py": ("measures",)}
 MEASURED_REGISTER = "claims/register_measured.py"
 #: Folders of modules that belong to one chapter (its page module), whose strings name claims as the

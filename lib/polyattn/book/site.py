@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from .answer import ANSWER_MARKER, intro_answer
-from .claims import verdict_table
 from .common import REPO_ROOT, BookError
 from .status import design_markdown, records_markdown, status_markdown
 from .toc import Entry, _prune_toc, read_toc
+from .verdict_rows import verdict_table
 
 VERDICT_MARKER = "% polyattn:verdict-table"
 STATUS_MARKER = "% polyattn:status-table"
@@ -34,6 +34,15 @@ FAVICON_SVG = (
     '<rect width="32" height="32" rx="6" fill="#1f4e9c"/>'
     '<text x="16" y="23" font-size="18" text-anchor="middle" fill="white" font-family="serif">x³</text></svg>'
 )
+
+
+#: The site's own style: the intro's answer table in compact type, so that its rows stay short and
+#: the first screen shows the three answers and the first rows of the table.
+BOOK_CSS = """\
+.answer-table table { font-size: 0.85rem; line-height: 1.35; }
+.answer-table th, .answer-table td { padding: 0.25rem 0.5rem !important; vertical-align: top; }
+"""
+BOOK_CSS_FILE = "book.css"
 
 
 def _replace_marker(text: str, marker: str, replacement: str) -> str:
@@ -121,6 +130,7 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
     # not under _static: jupyter-book would add every .js file there to every page
     (src / "_mathjax").mkdir()
     (src / "_mathjax" / "favicon.svg").write_text(FAVICON_SVG)
+    (src / "_mathjax" / BOOK_CSS_FILE).write_text(BOOK_CSS)
     mj = mathjax_dir()
     for part in MATHJAX_PARTS:
         p = mj / part
@@ -174,5 +184,6 @@ def setup(app):
     second ``const THEBE_JS_URL`` is a console error in every browser.
     """
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.add_css_file(BOOK_CSS_FILE)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -47,7 +47,7 @@ def row(row_id: str, verdict) -> dict:
     """A verdict-table row computed from a register verdict, exactly as a chapter glues it."""
     from ..claims.report import summary
     from ..display import typographic
-    from .claims import CLAIMS
+    from .verdict_rows import CLAIMS
 
     chapter = next(c.chapter for c in CLAIMS if c.id == row_id)
     return {"chapter": chapter, "form": verdict.form, "preset": "book", "summary": typographic(summary(verdict).strip())}
@@ -58,7 +58,7 @@ def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
     by the one rule, measured claims by their measure functions (machine-dependent rows left out)."""
     from ..claims.evaluate import evaluate
     from ..claims.register import MEASURED
-    from .claims import CLAIMS
+    from .verdict_rows import CLAIMS
 
     out = {}
     for c in CLAIMS:
@@ -93,7 +93,7 @@ def computed(repo: Path = REPO_ROOT, root: Optional[Path] = None) -> dict[str, d
 def write(repo: Path = REPO_ROOT) -> list[str]:
     """Write data/verdicts.json and the README's findings and answer blocks; the paths changed."""
     from .answer import write_answer
-    from .claims import findings_markdown, replace_findings
+    from .verdict_rows import findings_markdown, replace_findings
 
     changed = []
     verdicts = computed(repo)
@@ -115,7 +115,7 @@ def write(repo: Path = REPO_ROOT) -> list[str]:
 def differences(repo: Path = REPO_ROOT) -> list[str]:
     """What differs between the committed verdicts and README blocks and what the records give."""
     from .answer import ANSWER_END, ANSWER_START, answer_block
-    from .claims import FINDINGS_END, FINDINGS_START, findings_markdown
+    from .verdict_rows import FINDINGS_END, FINDINGS_START, findings_markdown
 
     out = []
     want = computed(repo)

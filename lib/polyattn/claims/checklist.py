@@ -4,7 +4,7 @@ paper's reviews, and which verdicts carry the answer.
 Each :class:`Item` names the critique in a few words, who raised it, the sections that answer it
 (:class:`Place`: a chapter, and in chapter 09 a MyST label; elsewhere the heading the section
 carries), the registered claims whose verdict answers it (:data:`polyattn.claims.register.REGISTER`
-ids), the chapter verdicts that do (ids of ``polyattn.book.claims.CLAIMS``), and, where nothing
+ids), the chapter verdicts that do (ids of ``polyattn.book.verdict_rows.CLAIMS``), and, where nothing
 can be computed, why not.  :func:`table_markdown` renders the list as one MyST table; the verdict
 column is the register's form of each claim (:func:`polyattn.claims.evaluate.evaluate`), then the
 forms the page itself computed.
@@ -40,7 +40,7 @@ class Item:
     reviewers: tuple  # "R25" (ICLR 2025 reviews), "R26-1".."R26-4" (ICLR 2026 reviewers), "AI25" (LLM review)
     places: tuple = ()
     claims: Optional[tuple] = None  # REGISTER ids
-    verdicts: tuple = ()  # chapter verdicts (polyattn.book.claims.CLAIMS ids)
+    verdicts: tuple = ()  # chapter verdicts (polyattn.book.verdict_rows.CLAIMS ids)
     reason: Optional[str] = None  # why the book does not compute an answer
 
 

@@ -8,8 +8,7 @@ paper's fixed 1/14, ``poly:p=1`` $x/\\sqrt{N}$.
 """
 from __future__ import annotations
 
-from ..experiments.lra import BOOK_TRIALS
-from ..experiments.mqar import causal_mqar, causal_mqar_long
+from ..grid_constants import LRA_BOOK_TRIALS, MQAR_BOOK_VOCAB
 
 # --- the arms ------------------------------------------------------------------------------------
 SOFTMAX = {"activation": "softmax"}
@@ -34,7 +33,7 @@ CONVERGED_UNCLIPPED_GRID = "vit_unclipped"
 #: Fashion-MNIST's test classes are balanced: guessing and the majority class both score 10%.
 FASHION_MNIST_CHANCE = 10.0
 #: Each shortened Long Range Arena task's chance level (majority class of its test data), in points.
-LRA_CHANCE = {t: 100 * BOOK_TRIALS[t]["chance"] for t in ("listops", "text", "retrieval", "image", "pathfinder")}
+LRA_CHANCE = {t: 100 * LRA_BOOK_TRIALS[t]["chance"] for t in ("listops", "text", "retrieval", "image", "pathfinder")}
 #: A unigram model of the training text (character frequencies with add-one smoothing) scores
 #: this many bits/char on the test books: a language model no better than it has learned nothing
 #: usable at that length.  Recomputed from the corpus by the tests when the corpus is installed.
@@ -54,16 +53,9 @@ def mqar_value_tokens(vocab_size: int) -> int:
     return vocab_size - vocab_size // 2
 
 
-def _book_vocab(*grids) -> int:
-    sizes = {c.options["vocab_size"] for grid in grids for c in grid("book")}
-    if len(sizes) != 1:
-        raise ValueError(f"the MQAR grids of the book preset use different vocabularies {sorted(sizes)}: give each "
-                         "claim its own chance level")
-    return sizes.pop()
-
-
-#: The MQAR grids' vocabulary at the book preset.
-MQAR_VOCAB = _book_vocab(causal_mqar, causal_mqar_long)
+#: The MQAR grids' vocabulary at the book preset (every MQAR grid uses it there; a grid with its own
+#: would need a claim with its own chance level).
+MQAR_VOCAB = MQAR_BOOK_VOCAB
 #: Recall accuracy of guessing a value token at every query, in points: 100 / 256 at the book's
 #: vocabulary of 512.  (Copying *a* value of the context, the plateau softmax reaches, scores 1/K;
 #: that takes learning and is no chance level.)

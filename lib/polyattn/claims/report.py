@@ -1,14 +1,16 @@
 """What the register's verdicts look like on a page: the answer table, one sentence per claim, a
 table per claim, and the forest plot of every polynomial-against-softmax comparison.
 
-Numbers follow one policy (:func:`number`): about three significant figures, signs on
-differences, intervals in brackets in one cell.
+Numbers follow the book's one policy (:mod:`polyattn.numbers`): about three significant figures,
+signs on differences, intervals in brackets in one cell, "n/a" for a missing number.
 """
 from __future__ import annotations
 
 import math
 from typing import Iterable, Optional
 
+from ..numbers import fixed, p_relation, p_value, percent, significant
+from ..numbers import interval as bracket
 from .evaluate import ClaimVerdict, ComparisonResult
 
 #: The claims of the answer table, in the order a reader asks them (those with stored runs).
@@ -17,52 +19,40 @@ HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "conv
             "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
             "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long")
 
+#: The answer table's short name of each of its claims (the full statement is in the verdict table and
+#: the claim's section): short enough that a row of the table fits on one line of the page.
+HEADLINES = {
+    "table_parity": "x³/√N matches softmax (ViT, Tables 1/2)",
+    "norm_intervention": "The √N bound is why softmax trains well",
+    "converged_scale_needed": "Unscaled x³ is worse (converged ViT)",
+    "converged_unclipped": "Unclipped x³/√N matches softmax",
+    "quadratic": "x²/√N or learned-scale x² matches softmax",
+    "unclipped_parity": "Unclipped, the scaled cubes match softmax",
+    "unclipped_scale_needed": "Unclipped, unscaled x³ is worse",
+    "clipping_as_alternative": "Clipping is what keeps x³ trainable",
+    "qk_norm": "QK-norm does the 1/√N factor's job",
+    "family": "Other softmax alternatives match it",
+    "table2_architectures": "x³ matches on ViT, DeiT, Swin, XCiT",
+    "detection_segmentation": "x³ matches on detection, segmentation",
+    "lra_fixed_scale": "x³/14 matches on Long Range Arena",
+    "lra_long": "LRA gaps close with longer training",
+    "physics_poly": "x³/√N matches in PINNsFormer",
+    "physics_long": "PINNsFormer convection, 500 steps",
+    "lm_vs_softmax": "Cubic language models match softmax",
+    "nope_lm": "Without positions, cubic LMs are worse",
+    "mqar": "Cubic variants match on recall (MQAR)",
+    "mqar_long": "MQAR: still behind with 10× training",
+}
+
 #: The chapter each claim's section lives in, for links.
 CHAPTER_TITLES = {"03_norms": "chapter 03", "04_vit": "chapter 04", "05_lra": "chapter 05", "06_physics": "chapter 06",
                   "07_causal": "chapter 07", "09_critiques": "chapter 09", "10_architectures": "chapter 10"}
-
-
-def number(x: float, digits: int = 3, signed: bool = False) -> str:
-    """``x`` to about ``digits`` significant figures (at most two decimals for values above 1),
-    with a sign when ``signed``; "n/a" for NaN."""
-    if x is None or not math.isfinite(x):
-        return "n/a"
-    if x == 0:
-        return "0" if not signed else "±0"
-    mag = math.floor(math.log10(abs(x)))
-    decimals = max(0, min(6, digits - 1 - mag))
-    if abs(x) >= 1:
-        decimals = min(decimals, 2)
-    text = f"{x:.{decimals}f}"
-    if signed and x > 0:
-        text = "+" + text
-    return text.replace("-", "−")
-
-
-def p_value(p: float) -> str:
-    if p is None or not math.isfinite(p):
-        return "n/a"
-    return "< 0.001" if p < 0.001 else number(p, 2)
-
-
-def fixed(x: float, decimals: int, signed: bool = False) -> str:
-    """``x`` with a fixed number of decimals (a typographic minus; a sign when ``signed``)."""
-    if x is None or not math.isfinite(x):
-        return "n/a"
-    text = f"{x:+.{decimals}f}" if signed else f"{x:.{decimals}f}"
-    return text.replace("-", "−")
 
 
 def _decimals(r: ComparisonResult) -> int:
     """Decimals for a comparison's numbers: two for margins of a fifth of a unit or more, else three."""
     margin = getattr(r, "margin", 1.0)
     return 2 if margin >= 0.2 else 3
-
-
-def p_relation(p: float) -> str:
-    """"< 0.001" or "= 0.04": a p-value after the word p."""
-    s = p_value(p)
-    return s if s.startswith("<") else f"= {s}"
 
 
 _PLAIN = ((r"\lVert A \rVert_F", "‖A‖_F"), (r"\lVert A\rVert_F", "‖A‖_F"), (r"\sqrt{N}", "√N"), (r"\sqrt{T}", "√T"),
@@ -82,9 +72,9 @@ def plain(text: str) -> str:
 
 
 def interval(r: ComparisonResult, level: int = 95) -> str:
+    """A comparison's 95% (or 90%) interval, "[−0.49, +0.01]"; "n/a" without one."""
     lo, hi = (r.ci_low, r.ci_high) if level == 95 else (r.ci90_low, r.ci90_high)
-    d = _decimals(r)
-    return f"[{fixed(lo, d, True)}, {fixed(hi, d, True)}]"
+    return bracket(lo, hi, f"+.{_decimals(r)}f")
 
 
 def estimate_cell(r: ComparisonResult) -> str:
@@ -130,7 +120,7 @@ def _counts(r: ComparisonResult) -> str:
 
     kc, kb, n = r.learned_counts
     lo, hi = exact_interval(kc, n)
-    return (f"{kc} of {n} seeds of the candidate learned the task (95% exact interval {lo:.0%} to {hi:.0%}) "
+    return (f"{kc} of {n} seeds of the candidate learned the task (95% exact interval {percent(lo)} to {percent(hi)}) "
             f"against {kb} of {n} of the baseline")
 
 
@@ -151,7 +141,7 @@ def _comparison_text(r: ComparisonResult) -> str:
                  + (", in opposite directions beyond their intervals, so no pooled number stands for them"
                     if r.cells_disagree else ""))
     if r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None and math.isfinite(r.mde):
-        text += f"; these seeds detect about ±{number(r.mde)}"
+        text += f"; these seeds detect about ±{significant(r.mde)}"
         from .design import MAX_SEEDS, pairs_needed
 
         need = pairs_needed(r.sd, r.margin, r.comparison.expect)
@@ -204,7 +194,10 @@ def comparison_rows(v: ClaimVerdict) -> list[dict]:
 
 
 def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE) -> list[dict]:
-    """The answer table: one line per claim with stored runs, its verdict word and key number."""
+    """The answer table: one line per claim with stored runs, its short name (:data:`HEADLINES`) and
+    statement, its verdict word and key number, with its comparison (``key number``) and in short
+    (``short key``: the comparison is named only when the claim has several primary comparisons and
+    no deciding tier, so that a reader knows which one it is)."""
     rows = []
     for cid in ids:
         v = verdicts.get(cid)
@@ -213,10 +206,13 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         key = _key(v)
         if key is None:
             continue
-        chapter = v.claim.chapter
-        rows.append({"id": cid, "claim": v.claim.statement, "verdict": v.form,
-                     "key number": f"{key.comparison.label}: {estimate_cell(key)}",
-                     "chapter": chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after),
+        primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
+        named = len(primaries) > 1 and not v.claim.deciding_tier or key.comparison.role != "primary"
+        number_ = estimate_cell(key)
+        rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
+                     "verdict": v.form, "key number": f"{key.comparison.label}: {number_}",
+                     "short key": f"{short_label(key.comparison.label)}: {number_}" if named else number_,
+                     "chapter": v.claim.chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after),
                      "interim": key.n < key.planned})
     return rows
 
@@ -234,16 +230,23 @@ def section_link(claim_id: str, text: str) -> str:
     return f"{{ref}}`{text} <{section_label(claim_id)}>`"
 
 
-def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, links: bool = True) -> str:
-    """The answer table as Markdown; with ``links`` each claim's chapter number links to the
-    section that computes the claim (:func:`section_link`)."""
-    lines = ["| claim | verdict | key number | where |", "| --- | --- | --- | --- |"]
+def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, links: bool = True,
+                    short: bool = True) -> str:
+    """The answer table as Markdown, one row per claim: its short name (:data:`HEADLINES`; with
+    ``short=False`` its full statement), verdict and key number.  With ``links`` the claim links to the
+    section that computes it (:func:`section_link`); without them a short name also names the chapter."""
+    lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
     for row in answer_rows(verdicts, ids):
         number_ = row["chapter"].split("_", 1)[0]
-        where = section_link(row["id"], number_) if links else f"chapter {number_}"
+        claim = row["claim"] if short else row["statement"]
+        if links:
+            claim = section_link(row["id"], claim)
+        elif short:
+            claim = f"{claim} (chapter {number_})"
         mark = "†" if row["late"] else ""
         interim = " (interim)" if row["interim"] else ""
-        lines.append(f"| {row['claim']} | **{row['verdict']}**{mark}{interim} | {row['key number']} | {where} |")
+        key = row["short key"] if short else row["key number"]
+        lines.append(f"| {claim} | **{row['verdict']}**{mark}{interim} | {key} |")
     return "\n".join(lines).replace("\u2212", "−")
 
 
@@ -263,8 +266,8 @@ def polynomial_vs_softmax(verdicts: dict[str, ClaimVerdict]) -> list[tuple[Claim
 
 
 RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, within the margin": "#fdae61",
-                  "did not learn": "#a6761d", "better": "#7570b3", "better, within the margin": "#b2abd2",
-                  "split": "#e7298a", "inconclusive": "#7f7f7f", "uninformative": "#bdbdbd"}
+                  "did not learn": "#17becf", "better": "#7570b3", "better, within the margin": "#b2abd2",
+                  "split": "#e7298a", "inconclusive": "#7f7f7f", "uninformative": "#d9d9d9"}
 
 
 def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):
@@ -275,7 +278,7 @@ def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):
 
     pairs = polynomial_vs_softmax(verdicts)
     order = list(dict.fromkeys(TOPICS.values()))
-    topic = {id(r): TOPICS.get(v.claim.id, v.claim.chapter.split("_", 1)[1]) for v, r in pairs}
+    topic = {id(r): topic_of(v.claim) for v, r in pairs}
     pairs = sorted(pairs, key=lambda vr: (order.index(topic[id(vr[1])]) if topic[id(vr[1])] in order else len(order)))
     if ax is None:
         fig, ax = plt.subplots(figsize=(9.0, 0.32 * len(pairs) + 1.9))
@@ -327,3 +330,12 @@ TOPICS = {"table_parity": "ViT", "quadratic": "ViT", "family": "ViT", "unclipped
           "unclipped_scale_needed": "ViT", "converged_scale_needed": "ViT", "table2_architectures": "timm",
           "detection_segmentation": "Mask R-CNN", "lra_fixed_scale": "LRA", "lra_long": "LRA", "physics_poly": "PINN",
           "physics_long": "PINN", "lm_vs_softmax": "char LM", "nope_lm": "char LM", "mqar": "MQAR", "mqar_long": "MQAR"}
+
+#: The experiment of a claim not named in :data:`TOPICS`, by the chapter that checks it.
+CHAPTER_TOPICS = {"03_norms": "ViT", "04_vit": "ViT", "05_lra": "LRA", "06_physics": "PINN", "07_causal": "char LM",
+                  "09_critiques": "ViT", "10_architectures": "timm"}
+
+
+def topic_of(claim) -> str:
+    """The short name of the experiment a claim's comparisons come from, for the forest plot's rows."""
+    return TOPICS.get(claim.id) or CHAPTER_TOPICS.get(claim.chapter) or claim.chapter.split("_", 1)[-1]

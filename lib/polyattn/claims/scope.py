@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ..numbers import significant
 from .evaluate import ClaimVerdict, arm_runs
 from .register import REGISTER
-from .report import HEADLINE, number, section_link
+from .report import HEADLINE, section_link
 from .spec import RegisteredClaim
 
 #: Each grid a claim reads, as the chapters call it.
@@ -130,7 +131,7 @@ def scope_row(verdict: ClaimVerdict, root: Optional[Path] = None, preset: str = 
     return {"claim": claim.statement, "claim id": claim.id, "chapter": claim.chapter,
             "experiment": "; ".join(GRID_TITLES.get(g, g.replace("_", " ")) for g in grids),
             "data": ", ".join(data), "N": _span(record_seq_len(r) for r in records), "training": _training(records),
-            "seeds": _span(seeds), "runs": len(records), "hours": hours, "CPU-hours": number(hours, 2),
+            "seeds": _span(seeds), "runs": len(records), "hours": hours, "CPU-hours": significant(hours, 2),
             "verdict": verdict.form, "late": bool(claim.registered_after)}
 
 

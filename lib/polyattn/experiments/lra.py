@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 
 from ..config import TrainConfig
+from ..grid_constants import LRA_BOOK_TRIALS
 from ..labels import LRA_TASKS, LRA_VARIANTS, PATHFINDER_BUDGET
 from ..labels import lra_label as variant_label  # noqa: F401  (re-exported: the grid's labels)
 from ..labels import lra_task as task_of
@@ -120,21 +121,9 @@ PAPER_HARNESS = {
     "pathfinder": ("pathfinder", (160_000, 20_000, 20_000), 256, 62_400, 312, 1_024),
 }
 
-#: What single softmax trials reached (seed 0, test accuracy after ``steps`` steps on ``train``
-#: examples, chance = the majority class; ``book_setting``: the trial ran the book's config);
-#: documentation only.
-BOOK_TRIALS = {
-    "image": dict(steps=600, train=6400, test_acc=0.381, chance=0.104, book_setting=False),
-    "listops": dict(steps=600, train=6400, test_acc=0.184, chance=0.158, book_setting=False),
-    "listops_long": dict(steps=2400, train=25600, test_acc=0.315, chance=0.158, book_setting=False,
-                         test_acc_at_800=0.328),
-    "text": dict(steps=330, train=3520, test_acc=0.393, chance=0.167, book_setting=True),
-    "retrieval": dict(steps=240, train=2560, test_acc=0.504, chance=0.5, book_setting=False),
-    "retrieval_2ep": dict(steps=1600, train=25600, test_acc=0.557, chance=0.5, book_setting=False, val_acc=0.522),
-    "retrieval_long": dict(steps=2400, train=25600, test_acc=0.565, chance=0.5, book_setting=True, val_acc=0.544,
-                           test_acc_by_epoch=(0.527, 0.555, 0.565)),
-    "pathfinder": dict(steps=300, train=4800, test_acc=0.500, chance=0.5, book_setting=True),
-}
+#: What single softmax trials reached (seed 0; documentation only, and each task's chance level):
+#: :data:`polyattn.grid_constants.LRA_BOOK_TRIALS`.
+BOOK_TRIALS = LRA_BOOK_TRIALS
 
 
 #: What each task is in the published LRA, for the chapter's task table.

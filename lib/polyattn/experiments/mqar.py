@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from ..config import TrainConfig
 from ..data.mqar import TEST_EXAMPLES, TEST_SETS, TRAIN_MIX
+from ..grid_constants import MQAR_BOOK_VOCAB
 from .causal import variant_grid, variant_label
 
 BOOK_MIX = ((64, 4, 2048), (128, 8, 64), (256, 16, 32))
@@ -58,7 +59,7 @@ _SCALE = {
                   options=dict(vocab_size=64, train_mix=((16, 2, 64), (32, 4, 32)), test_sets=((16, 2), (32, 4)),
                                test_examples=16, eval_batch=16)),
     "book": dict(model="micro", epochs=6, batch_size=8, warmup_epochs=0.3, lr=5e-3, eval_every=2,
-                 options=dict(vocab_size=512, train_mix=BOOK_MIX, test_sets=BOOK_TESTS, test_examples=256,
+                 options=dict(vocab_size=MQAR_BOOK_VOCAB, train_mix=BOOK_MIX, test_sets=BOOK_TESTS, test_examples=256,
                               resample=True)),
     "paper": dict(model="recall", epochs=32, batch_size=256, warmup_epochs=1.0, lr=1e-3,
                   options=dict(vocab_size=8192, train_mix=TRAIN_MIX, test_sets=TEST_SETS,

@@ -118,7 +118,7 @@ def n_windows_channels(root: Optional[Path] = None) -> Finding:
 
 
 def _summary(numbers: dict, results: dict) -> str:
-    from ..display import square_root
+    from ..numbers import square_root
 
     text = (f"$N$ is a window's {numbers['Swin window N']} tokens in the book's Swin ({numbers['Swin window N, paper']} "
             f"in Swin-T's windows, so $1/\\sqrt{{N}} = 1/{square_root(numbers['Swin window N, paper'])}$, not $1/14$) "

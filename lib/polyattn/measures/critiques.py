@@ -74,7 +74,7 @@ SATURATION_SIGMAS = (5.0, 10.0, 20.0)
 
 def _finding(form: str, summary: str, numbers: dict) -> Finding:
     """A finding whose sentence writes its numbers as a reader reads them (minus signs, powers of ten)."""
-    from ..display import readable_numbers
+    from ..numbers import readable_numbers
 
     return Finding(form, readable_numbers(summary), numbers)
 
@@ -293,7 +293,7 @@ def scale_sensitivity(root: Optional[Path] = None) -> Finding:
     cells = final[final["status"] == "ok"].groupby(["seq_len", "k"])["test_acc"].std()
     half = (e12["ci_high"] - e12["ci_low"]) / 2
     margin = _margin()
-    form = rules.scale_form(zip(e12["ci_low"], e12["ci_high"]), margin)
+    form = rules.scale_sensitivity_form(zip(e12["ci_low"], e12["ci_high"]), margin)
     if e12[["ci_low", "ci_high"]].isna().all().all():
         form = "inconclusive at this scale"
     numbers.update({

@@ -6,16 +6,18 @@ shows is description: a difference, its 95% interval and the seed pairs, with no
 This module loads the runs a section needs and shapes what the page shows of them:
 
     judging_values()
-    n_tables(); n_values(); xca_layer(); xcit_check_table(check); xcit_check_values(check)
+    n_table(); n_tables(); n_values(); xca_layer(); xcit_check_values(check)
     setup_values(preset); setup_table(preset); recipe_table()
     runs = load(preset, seeds, device, recompute)      # the architectures grid's records
     accuracy_table(runs); per_seed_table(runs); deit_values(runs); accuracy_figure(runs)
     table2_table(deliver("table2_architectures")); table2_values(delivered)
-    readings_table(runs); readings_claim_table(deliver("n_windows_channels")); readings_values(delivered)
-    scenes_figure(preset); detector_values(preset); detector_setup_table()
+    readings_table(runs, deliver("n_windows_channels")); readings_values(delivered)
+    scenes_figure(preset); detector_values(preset); detector_deviation_values(); detector_setup_table()
     det = load_detection(preset, seeds, device, recompute)
-    ap_table(det); detection_claim_table(deliver("detection_segmentation")); control_values(delivered)
-    detection_figure(det)
+    ap_table(det); claim_table(deliver("detection_segmentation")); detection_figure(det)
+    control_values(deliver("detection_segmentation"))  # the positive control, in words
+    key_difference(deliver("linear_vit_deit"), "vit")  # one registered comparison's difference
+    glue_values("ch10", values); fold("ch10_fold_...", table)   # glue for the text and the folds
 
 :func:`load`, :func:`load_detection` and the model facts keep what they read while the page runs, so
 that each section of the page asks for its runs again instead of reading another section's
@@ -33,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import architectures as arch
+from .controls import control_values  # noqa: F401  (the positive control, in words, for the page)
+from .shown import fold, glue_values  # noqa: F401  (glue for the page's text and its folded parts)
 
 SOFTMAX, OWN, FIXED, TOKENS = arch.VARIANTS
 ARCHITECTURE_NAMES = arch.ARCHITECTURE_NAMES
@@ -56,6 +60,11 @@ def readable(text: str) -> str:
 
     out = re.sub(r"\b(" + "|".join(READABLE) + r")\b", lambda m: READABLE[m.group(1)], str(text))
     return label(out.replace(" x ", " × "))
+
+
+def _nowrap(table, *columns):
+    """``table`` with ``columns`` kept on one line (an interval split over two lines doubles a row)."""
+    return table.set_properties(subset=[c for c in columns if c in table.data.columns], **{"white-space": "nowrap"})
 
 
 def architecture_name(a: str) -> str:
@@ -106,12 +115,38 @@ def n_tables() -> list:
                    caption).set_table_styles(SMALL, overwrite=False) for t, caption in zip((book, paper), captions)]
 
 
+def _rule(value) -> str:
+    """XCiT's reading of N ("channels", "tokens"), "" for the other architectures."""
+    return value if isinstance(value, str) else ""
+
+
+def n_table():
+    """One row per architecture (and XCiT's reading of N): what a row of its attention runs over,
+    its N in the book's model and in the paper preset's, and the paper's 1/14 over 1/√N in each
+    (√N/14: below 1, x³/14 makes the weights smaller than x³/√N does)."""
+    from ..book.deliver import styled
+
+    book, paper = n_facts()
+    rows = []
+    for _, b in book.iterrows():
+        rule = _rule(b.get("n_rule"))
+        p = paper[(paper["architecture"] == b["architecture"]) & (paper["n_rule"].map(_rule) == rule)].iloc[0]
+        rows.append({"Architecture": architecture_name(b["architecture"]) + (f", N = {rule}" if rule else ""),
+                     "A row of attention runs over": readable(b["runs over"]).replace("d_h", "dₕ"),
+                     "N here": int(b["N"]),
+                     "N, paper's model": int(p["N"]), "√N/14 here": f"{b['fixed / own']:.2f}",
+                     "√N/14, paper's model": f"{p['fixed / own']:.2f}"})
+    return styled(rows, "N read from the built models: the book's (Fashion-MNIST, one channel) and the paper preset's "
+                        "ImageNet models (224 px, built, not trained); √N/14 is the paper's 1/14 over 1/√N. The folded "
+                        "tables give every field").set_table_styles(SMALL, overwrite=False)
+
+
 def n_values() -> dict:
     """N of each architecture in the book's and the paper's models, the square roots and ratios
     the text quotes, the paper's image and patch sizes, how much larger its models are and the
     book's models' parameters."""
-    from ..display import square_root
     from ..experiments import architectures as grids
+    from ..numbers import square_root
 
     book, paper = n_facts()
     vit_n, _ = arch.attention_n(book, "vit")
@@ -148,23 +183,8 @@ def xca_layer() -> dict:
     return {"width": int(xca["width"]), "heads": int(xca["heads"]), "tokens": arch.attention_n(book, "xcit", "tokens")[0]}
 
 
-CHECK_NAMES = {"n_channels": "N = channels", "n_tokens": "N = tokens", "factor": "temperature factor",
-               "max_abs_diff": "largest output difference, with the factor",
-               "max_abs_diff_without": "largest output difference, without it",
-               "output_scale": "largest output entry"}
-
-
-def xcit_check_table(check: dict):
-    """:func:`polyattn.models.timm_facts.xcit_rule_equivalence` as a two-column table."""
-    from ..analysis.tables import number_cell
-    from ..book.deliver import styled
-
-    return styled([{"": CHECK_NAMES.get(k, k), "value": number_cell(v)} for k, v in check.items()],
-                  "One XCA layer of the book's XCiT with random weights and inputs: N = tokens against N = channels")
-
-
 def xcit_check_values(check: dict) -> dict[str, str]:
-    from ..display import scientific
+    from ..numbers import scientific
 
     return {"factor": f"{check['factor']:.3f}", "diff": scientific(check["max_abs_diff"]),
             "without": f"{check['max_abs_diff_without']:.2g}", "scale": f"{check['output_scale']:.2g}"}
@@ -299,29 +319,25 @@ def differences(runs: Runs) -> pd.DataFrame:
 
 
 def accuracy_rows(runs: Runs) -> list[dict]:
-    """Per architecture and variant: N, final test accuracy (mean ± sd over seeds, with any
-    diverged runs), seeds, and the paired difference from softmax with its 95% interval."""
-    from ..analysis.tables import interval_cell
-
+    """One row per architecture: its own N (x³/√N's, the first attention layer's) and each
+    variant's final test accuracy, mean ± sd over seeds, with any diverged runs (XCiT's N = tokens
+    with its N)."""
     summary = arch.accuracy_summary(runs.final)
-    diffs = differences(runs).set_index(["architecture", "variant"])
     n = runs.final.groupby(["architecture", "variant"], sort=False)["seq_len"].first()
-    rows = []
+    variants = [v for v in arch.VARIANTS if v in set(summary["variant"])]
+    rows = {}
     for _, r in summary.iterrows():
-        key = (r["architecture"], r["variant"])
+        a, v = r["architecture"], r["variant"]
+        row = rows.setdefault(a, {"Architecture": architecture_name(a),
+                                  "N": int(n[(a, OWN)]) if (a, OWN) in n.index else "",
+                                  **dict.fromkeys(map(readable, variants), "")})
         acc = "" if r["mean"] != r["mean"] else f"{r['mean']:.1f}" + ("" if r["std"] != r["std"] else f" ± {r['std']:.1f}")
         if r["n_diverged"]:
             acc += f" ({r['n_diverged']} diverged)"
-        if key[1] == SOFTMAX:
-            diff = "reference"
-        elif key in diffs.index:
-            d = diffs.loc[key]
-            diff = interval_cell(d["mean_diff"], d["ci_low"], d["ci_high"], fmt="+.1f", missing="not comparable")
-        else:
-            diff = ""
-        rows.append({"Architecture": architecture_name(key[0]), "Variant": readable(key[1]), "N": int(n[key]),
-                     "Test accuracy (%)": acc, "Seeds": int(r["n_runs"]), "Minus softmax (points) [95% CI]": diff})
-    return rows
+        if v == TOKENS:
+            acc += f" (N = {int(n[(a, v)])})"
+        row[readable(v)] = acc
+    return list(rows.values())
 
 
 def accuracy_table(runs: Runs):
@@ -331,8 +347,8 @@ def accuracy_table(runs: Runs):
     if not runs.trains:
         return _not_run(runs)
     return styled(accuracy_rows(runs), runs.caption(
-        "Final test accuracy (mean ± sd over seeds) and the same-seed difference from softmax on the same "
-        f"architecture with its 95% t-interval ({DESCRIPTION})"))
+        "Final test accuracy (%), mean ± sd over seeds, per architecture and variant; N: the architecture's own, as "
+        "x³/√N used it")).set_table_styles(SMALL, overwrite=False)
 
 
 def per_seed_table(runs: Runs):
@@ -432,7 +448,8 @@ def table2_rows(delivered) -> list[dict]:
     """Each registered comparison of ``table2_architectures`` pooled over the architectures (with
     the register's pairs, interval, p-values and result), followed by its cells: each
     architecture's own difference and 95% interval (description: the register pools them)."""
-    from ..claims.report import comparison_rows, fixed
+    from ..claims.report import comparison_rows
+    from ..numbers import fixed
 
     out = []
     for r, row in zip(delivered.verdict.comparisons, comparison_rows(delivered.verdict)):
@@ -459,17 +476,18 @@ def table2_table(delivered):
     from ..claims.report import plain
 
     c = delivered.verdict.claim
-    return styled(table2_rows(delivered), (
+    return _nowrap(styled(table2_rows(delivered), (
         f"{plain(c.statement)}: the claim register's pooled comparisons (margin ±{c.margin:g}, α = {c.alpha:g}, Holm "
         f"over the claim's comparisons) and, below each, its four architectures' own differences ({DESCRIPTION}); "
-        f"{c.scale}")).set_table_styles(SMALL, overwrite=False)
+        f"{c.scale}")).set_table_styles(SMALL, overwrite=False), "Difference (points) [95% CI]", "90% CI")
 
 
 def table2_values(delivered) -> dict[str, str]:
     """Per registered comparison (``sqrt_n``, ``fixed``): the pooled difference with its interval,
     the lowest and the highest architecture's difference, and whether the cells ``differ in sign``
     or ``share a sign``."""
-    from ..claims.report import estimate_cell, fixed
+    from ..claims.report import estimate_cell
+    from ..numbers import fixed
 
     keys = {"cube_sqrt_n": "sqrt_n", "cube_14": "fixed"}
     out = {}
@@ -489,40 +507,28 @@ def table2_values(delivered) -> dict[str, str]:
 # --- the readings of N ---------------------------------------------------------------------------
 
 
-def readings_table(runs: Runs):
-    """Every other reading of N against each architecture's own, paired by seed
-    (:func:`polyattn.analysis.architectures.n_readings`): difference, 95% interval, pairs."""
-    from ..analysis.tables import interval_cell
-    from ..book.deliver import styled
-
-    if not runs.trains:
-        return _not_run(runs)
-    readings = arch.n_readings(runs.final)
-    rows = [{"Architecture": architecture_name(r["architecture"]), "Reading": readable(r["variant"]),
-             "Seed pairs": int(r["n_pairs"]),
-             "Minus x³/√N, own N (points) [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"],
-                                                                  fmt="+.1f", missing="not comparable")}
-            for _, r in readings.iterrows()]
-    return styled(rows, runs.caption(f"Each other reading of N against the architecture's own ({DESCRIPTION})"))
-
-
-#: The measure's two comparisons (its numbers' prefixes) and how the page names them.
-READINGS = (("Swin x^3/14", "swin", "Swin: x³/14 minus x³/√N, N its window"),
-            ("XCiT N = tokens", "xcit", "XCiT: N = tokens minus N = channels"))
+#: The measure's two comparisons (its numbers' prefixes), the architecture and reading each is,
+#: and how the page names them.
+READINGS = (("Swin x^3/14", "swin", FIXED, "Swin: x³/14 minus x³/√N, N its window"),
+            ("XCiT N = tokens", "xcit", TOKENS, "XCiT: N = tokens minus N = channels"))
+#: Marks the measured claim's rows in the readings table.
+MARK = " ‡"
+MEASURE_COLUMNS = ("Holm p", "TOST p", "Result")
 
 
 def readings_claim_rows(delivered) -> list[dict]:
-    """The measured claim ``n_windows_channels``'s two comparisons, with the result its measure gives."""
-    from ..claims.report import p_value
+    """The measured claim ``n_windows_channels``'s two comparisons, with the result its measure
+    gives (and ``architecture``, ``variant``: the reading's row in :func:`readings_table`)."""
     from ..display import typographic
+    from ..numbers import p_value
 
     numbers = delivered.verdict.numbers
     rows = []
-    for prefix, _, shown in READINGS:
+    for prefix, architecture, variant, shown in READINGS:
         if f"{prefix}: pairs" not in numbers:
             continue
         g = {k.split(": ", 1)[1]: v for k, v in numbers.items() if k.startswith(prefix + ": ")}
-        rows.append({"Comparison": shown, "Seed pairs": int(g["pairs"]),
+        rows.append({"architecture": architecture, "variant": variant, "Comparison": shown, "Seed pairs": int(g["pairs"]),
                      "Difference (points) [95% CI]": typographic(f"{g['difference (points)']:+.1f} "
                                                                  f"[{g['CI low']:+.1f}, {g['CI high']:+.1f}]"),
                      "Holm p": p_value(g["Holm p"]), "TOST p": p_value(g["TOST p"]),
@@ -530,19 +536,36 @@ def readings_claim_rows(delivered) -> list[dict]:
     return rows
 
 
-def readings_claim_table(delivered):
-    """:func:`readings_claim_rows`, styled; a line saying no pair is stored where none is."""
-    from IPython.display import Markdown
-
+def readings_table(runs: Runs, delivered=None):
+    """Every other reading of N against each architecture's own, paired by seed
+    (:func:`polyattn.analysis.architectures.n_readings`): difference, 95% interval, pairs; at the
+    book preset with ``delivered`` (the measured claim ``n_windows_channels``), its two rows carry
+    the measure's difference, p-values and result, marked ‡."""
+    from ..analysis.tables import interval_cell
     from ..book.deliver import styled
 
-    rows = readings_claim_rows(delivered)
-    if not rows:
-        return Markdown("No pair of runs of `architectures_table2` is stored yet.")
-    numbers = delivered.verdict.numbers
-    return styled(rows, f"The question on N (a measured claim of the library): Holm over these two "
-                        f"comparisons, margin ±{numbers['margin (points)']:g}, {plural(numbers['seeds'], 'seed')}, "
-                        "book preset")
+    if not runs.trains:
+        return _not_run(runs)
+    measured = ({(r["architecture"], r["variant"]): r for r in readings_claim_rows(delivered)}
+                if delivered is not None and runs.preset == "book" else {})
+    column = "Minus x³/√N, own N (points) [95% CI]"
+    rows = []
+    for _, r in arch.n_readings(runs.final).iterrows():
+        row = {"Architecture": architecture_name(r["architecture"]), "Reading": readable(r["variant"]),
+               "Seed pairs": int(r["n_pairs"]),
+               column: interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"], fmt="+.1f", missing="not comparable"),
+               **(dict.fromkeys(MEASURE_COLUMNS, "") if measured else {})}
+        m = measured.get((r["architecture"], r["variant"]))
+        if m is not None:
+            row.update({"Seed pairs": m["Seed pairs"], column: m["Difference (points) [95% CI]"] + MARK,
+                        **{c: m[c] for c in MEASURE_COLUMNS}})
+        rows.append(row)
+    what = DESCRIPTION
+    if measured:
+        what = ("description, not a test, except the rows marked ‡: the measured claim's two comparisons (Holm over "
+                f"these two, margin ±{delivered.verdict.numbers['margin (points)']:g}, book preset), with the result "
+                "its measure gives")
+    return _nowrap(styled(rows, runs.caption(f"Each other reading of N against the architecture's own ({what})")), column)
 
 
 def readings_values(delivered) -> dict[str, str]:
@@ -551,7 +574,7 @@ def readings_values(delivered) -> dict[str, str]:
 
     numbers = delivered.verdict.numbers
     out = {}
-    for prefix, key, _ in READINGS:
+    for prefix, key, _, _ in READINGS:
         if f"{prefix}: pairs" not in numbers:
             out[f"{key}_diff"] = out[f"{key}_ci"] = "no pair stored"
             continue
@@ -616,12 +639,37 @@ def _detector_facts(preset: str) -> dict:
 
 def detector_values(preset: str) -> dict[str, str]:
     """The shown detector's patch, N, √N, the paper's 1/14 over 1/√N, and its parameters."""
-    from ..display import square_root
+    from ..numbers import square_root
 
     facts, config = _detector_facts(preset), _shown_config(preset)
     return {"patch": str(config.patch_size), "n": f"{facts['N']:,}", "root": square_root(facts["N"]),
             "fixed_ratio": f"{math.sqrt(facts['N']) / 14:.2f}", "params": f"{facts['n_params'] / 1e6:.2f} million",
             "vit_params": f"{facts['vit_params'] / 1e6:.2f} million"}
+
+
+@lru_cache(maxsize=2)
+def _facts_of(preset: str) -> dict:
+    from ..experiments.detection import detection_proxy
+    from ..experiments.detection_setup import detector_facts
+
+    return detector_facts(detection_proxy(preset)[0])
+
+
+def detector_deviation_values() -> dict[str, str]:
+    """The detection proxy (book preset) and the paper preset's Mask R-CNN on COCO, per preset
+    (``_book``, ``_paper``): the input's side in px, the ViT's width and blocks, N, the
+    parameters in all, the epochs and batch, and the seeds."""
+    from ..experiments.detection import detection_proxy
+
+    out = {}
+    for key in ("book", "paper"):
+        configs, facts = detection_proxy(key), _facts_of(key)
+        c = configs[0]
+        out.update({f"px_{key}": f"{c.image_size:,}", f"width_{key}": str(facts["width"]),
+                    f"depth_{key}": str(facts["depth"]), f"n_{key}": f"{facts['N']:,}",
+                    f"params_{key}": f"{facts['n_params'] / 1e6:.2f} million", f"epochs_{key}": str(c.epochs),
+                    f"batch_{key}": str(c.batch_size), f"seeds_{key}": str(len({x.seed for x in configs}))})
+    return out
 
 
 def detector_setup_table():
@@ -685,39 +733,44 @@ def ap_table(runs: DetectionRuns):
 
     if not runs.trains:
         return _not_run(runs)
-    wide = det.wide_table(det.detection_table(runs.final), median=True)
+    wide = det.wide_table(det.detection_table(runs.final))
     rows = [{"Variant": readable(v), **{k: readable(x) for k, x in r.items()}} for v, r in wide.iterrows()]
-    return styled(rows, runs.caption("Test AP (%) per variant: mean ± sd over seeds (the median with three or more)"))
+    return styled(rows, runs.caption("Test AP (%) per variant: mean ± sd over seeds"))
 
 
-def detection_claim_table(delivered):
-    """The register's table of ``detection_segmentation`` without the comparisons that have no
-    runs yet (they have nothing to show)."""
+def claim_table(delivered):
+    """The register's table of a delivered claim without the comparisons that have no runs yet
+    (they have nothing to show: a positive control's row appears once its runs are stored); the
+    differences' common unit in their column's name, so that each interval fits on one line."""
     from ..book.deliver import styled
 
     table = delivered.table
     rows = [r for r in table.data.to_dict("records") if not str(r["Pairs"]).startswith("0 of")]
-    return styled(rows, table.caption or "")
+    column = "Difference [95% CI]"
+    cells = [str(r.get(column, "")) for r in rows]
+    units = {c.rsplit("] ", 1)[1] for c in cells if "] " in c}
+    if len(units) == 1 and all("] " in c for c in cells):
+        unit = units.pop()
+        named = f"Difference ({unit}) [95% CI]"
+        rows = [{(named if k == column else k): (str(v).removesuffix(f" {unit}") if k == column else v)
+                 for k, v in r.items()} for r in rows]
+        column = named
+    return _nowrap(styled(rows, table.caption or "").set_table_styles(SMALL, overwrite=False), column)
 
 
-def control_values(delivered) -> dict[str, str]:
-    """The positive control (the claim's ``check`` comparisons): its grid, its runs stored of
-    planned, and ``state``, a phrase for the page: it has no runs yet, some, or all of them."""
-    checks = [r for r in delivered.verdict.comparisons if r.comparison.role == "check"]
-    stored, planned = sum(r.n for r in checks), sum(r.planned for r in checks)
-    if stored == 0:
-        state = f"it has no runs yet (0 of {planned} planned)"
-    elif stored < planned:
-        state = f"{stored} of its {planned} planned runs are stored"
-    else:
-        state = f"all {planned} of its planned runs are stored, and its row is in the claim's table"
-    return {"stored": f"{stored} of {planned}", "state": state,
-            "grid": ", ".join(dict.fromkeys(r.comparison.candidate.grid for r in checks))}
+def key_difference(delivered, comparison_id: str) -> str:
+    """One comparison of a delivered registered claim: its difference with its 95% interval."""
+    from ..claims.report import estimate_cell
+
+    for r in delivered.verdict.comparisons:
+        if r.comparison.id == comparison_id:
+            return estimate_cell(r)
+    raise ValueError(f"claim {delivered.verdict.claim.id!r} has no comparison {comparison_id!r}")
 
 
 def detection_figure(runs: DetectionRuns):
-    """Training loss and test box and mask AP after each evaluation, per run (thin) and averaged
-    over seeds (thick), one colour per variant."""
+    """Training loss and test box and mask AP after each evaluation: per variant the mean over
+    seeds (a line) and the range of its runs (a band), so that a panel has one line per variant."""
     import matplotlib.pyplot as plt
 
     from .. import plotting
@@ -727,16 +780,17 @@ def detection_figure(runs: DetectionRuns):
     if not runs.trains:
         return None
     curves = det.detection_curves(runs.records)
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     panels = (("train_loss", "training loss (Mask R-CNN's sum)", 1.0), ("box_ap", "test box AP (%)", 100.0),
               ("mask_ap", "test mask AP (%)", 100.0))
     for v, (lbl, _) in enumerate(DETECTION_VARIANTS):
         colour = plt.get_cmap("tab10")(v)
         sub = curves[curves["variant"] == lbl]
         for ax, (column, title, scale) in zip(axes, panels):
-            for _, run in sub.groupby("run"):
-                ax.plot(run["step"], run[column] * scale, color=colour, alpha=0.35, lw=0.8)
-            mean = sub.groupby("step")[column].mean() * scale
+            by_step = sub.groupby("step")[column]
+            ax.fill_between(by_step.min().index, by_step.min() * scale, by_step.max() * scale, color=colour,
+                            alpha=0.15, lw=0)
+            mean = by_step.mean() * scale
             ax.plot(mean.index, mean.to_numpy(), color=colour, lw=2, marker="o", ms=3,
                     label=readable(lbl) if column == "mask_ap" else None)
             ax.set_xlabel("step", fontsize=FONT + 1)
@@ -744,6 +798,6 @@ def detection_figure(runs: DetectionRuns):
             ax.tick_params(labelsize=FONT)
     plotting.legend_outside(axes[2], title="variant")
     c = runs.configs[0]
-    plotting.stamp(fig, runs.preset, f"synthetic scenes, {c.train_subset:,} training scenes")
+    plotting.stamp(fig, runs.preset, f"lines: mean over seeds; bands: their range; {c.train_subset:,} training scenes")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig

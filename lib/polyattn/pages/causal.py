@@ -7,6 +7,7 @@ that every section reruns on its own after the chapter's setup cell:
     nope_runs(...), mqar_runs(...), mqar_long_runs(...), sweep_runs(...)
     bpc_table(lm, margin, registered)              # one styled table per section
     glue_values(bpc_numbers(lm, margin, registered))   # the numbers its prose glues, as text
+    glue_folded("ch07_fold_setup", setup_table(lm))     # secondary material, for a folded block
 
 ``page`` is the chapter's :class:`polyattn.presets.Prologue`: its preset, device, whether it
 trains, and the phrase that stands for a number it does not compute.  Under the ``book`` preset
@@ -25,7 +26,6 @@ import pandas as pd
 from ..analysis import causal as ca
 from ..analysis import length_sweep as ls
 from ..analysis import recall
-from ..analysis.stats import t_interval
 from ..analysis.tables import interval_cell, number_cell
 from ..labels import CHARLM_VARIANTS
 
@@ -50,6 +50,40 @@ def glue_values(values: Mapping[str, object]) -> None:
 
     for key, value in values.items():
         glue(key, value, display=False)
+
+
+#: Smaller type for the page's tables (many columns at the width of the page).
+SMALL = [{"selector": "th, td", "props": "font-size: 0.85em"}]
+
+
+def compact(table, nowrap: Sequence[str] = ()):
+    """A styled table in smaller type with the columns ``nowrap`` kept on one line; None stays None."""
+    if table is None:
+        return None
+    table = table.set_table_styles(SMALL, overwrite=False)
+    columns = [c for c in nowrap if c in table.data.columns]
+    return table.set_properties(subset=columns, **{"white-space": "nowrap"}) if columns else table
+
+
+def unbroken(text: str) -> str:
+    """``text`` with no-break spaces, so that a difference and its interval stay on one line."""
+    return text.replace(" ", "\u00a0")
+
+
+def glue_folded(name: str, shown) -> None:
+    """Glue a table, figure or Markdown for a folded block of the page (``{glue}`` in a dropdown): a
+    figure is closed so that it is not also shown where it is made; nothing to show (None) glues a
+    sentence saying so."""
+    from IPython.display import Markdown
+
+    from ..book.deliver import glue
+
+    glue(name, Markdown("Nothing to show at this preset: its records are not stored.") if shown is None else shown,
+         display=False)
+    if hasattr(shown, "savefig"):
+        import matplotlib.pyplot as plt
+
+        plt.close(shown)
 
 
 # --- the runs -------------------------------------------------------------------------------------
@@ -186,50 +220,108 @@ def _register_cell(row: dict, fmt: str = "+.3f") -> str:
 def claim_values(prefix: str, delivered) -> dict:
     """What the prose says of a delivered claim beside its verdict: ``<prefix>_notes``, what of it
     was fixed after its runs (the margin, the comparisons, the chance level) in the register's
-    words, or a phrase saying nothing was; ``<prefix>_family``, its number of comparisons."""
+    words, or a phrase saying nothing was; ``<prefix>_family``, its number of comparisons;
+    ``<prefix>_chance_band``, how near the chance level (in the metric's unit) both models of a
+    comparison must be for it to count as uninformative."""
     c = delivered.verdict.claim
     notes = list(dict.fromkeys(t for t in (getattr(c, "registered_after", None),
                                            getattr(c, "chance_registered_after", None)) if t))
     return {f"{prefix}_notes": "; ".join(notes) or "nothing (margin, comparisons and chance level were fixed "
                                                    "before the runs)",
-            f"{prefix}_family": len(c.comparisons)}
+            f"{prefix}_family": len(c.comparisons),
+            f"{prefix}_chance_band": f"{c.chance_band:g}" if getattr(c, "chance_band", None) else "not set"}
 
 
-def claims_table(delivered: Sequence, caption: str, min_pairs: int = 1):
-    """The comparisons of several delivered claims as one table (claim, role, pairs, difference,
-    Holm p, TOST p, result), only those with at least ``min_pairs`` stored pairs; None when no
-    comparison has them (the page then shows no table, not rows of placeholders)."""
+def claims_table(delivered: Sequence, caption: str, min_pairs: int = 1, names: Optional[Mapping[str, str]] = None,
+                 roles: Optional[Sequence[str]] = None):
+    """The comparisons of delivered claims as one compact table (claim, comparison, role, pairs,
+    difference, Holm p, TOST p, result), only those with at least ``min_pairs`` stored pairs; the
+    claim column only for several claims (``names``: a short name per claim id, else the id in
+    words); the difference without its unit, which the caption states.  None when no comparison has
+    stored pairs (the page then shows no table, not rows of placeholders).  ``roles``: only the
+    comparisons of these roles (primary, check, description), all by default."""
     from ..book.deliver import styled
     from ..claims.report import comparison_rows
 
     rows = []
     for d in delivered:
+        cid = d.verdict.claim.id
         for r, row in zip(d.verdict.comparisons, comparison_rows(d.verdict)):
-            if r.n >= min_pairs:
-                rows.append({"claim": d.verdict.claim.id.replace("_", " "), "comparison": row["Comparison"],
-                             "role": row["Role"], "pairs": row["Pairs"], "difference [95% CI]": row["Difference [95% CI]"],
+            if r.n >= min_pairs and (roles is None or row["Role"] in roles):
+                unit = getattr(r, "unit", "") or ""
+                diff = row["Difference [95% CI]"]
+                rows.append({**({"claim": (names or {}).get(cid, cid.replace("_", " "))} if len(delivered) > 1 else {}),
+                             "comparison": row["Comparison"], "role": row["Role"], "pairs": row["Pairs"],
+                             "difference [95% CI]": unbroken(diff.removesuffix(" " + unit) if unit else diff),
                              "Holm p": row["Holm p"], "TOST p": row["TOST p"], "result": row["Result"]})
-    return styled(rows, caption) if rows else None
+    if not rows:
+        return None
+    if len({r["pairs"] for r in rows}) == 1:         # the same pairs in every row: said once, in the caption
+        caption += f". Pairs: {rows[0]['pairs']} in every row"
+        for r in rows:
+            del r["pairs"]
+    return compact(styled(rows, caption), ["pairs", "Holm p", "TOST p"])
 
 
 # --- the variants and how comparisons are judged ------------------------------------------------------
 
 
-def variants_markdown() -> str:
-    """The variants as a Markdown table read from the activation registry: the reading of N, the
-    weights' formula and whether they are non-negative and rows sum to one."""
+def _group(text: str, i: int) -> tuple[str, int]:
+    """The braced group of ``text`` that opens at ``i`` and the index after it."""
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1:j], j + 1
+    raise ValueError(f"unbalanced braces in {text!r}")
+
+
+def _bare(term: str, denominator: bool = False) -> str:
+    """``term`` in brackets where an operator outside any bracket would bind wrongly next to a slash:
+    a sum or difference on either side, and a quotient or product in a denominator."""
+    operators = (" + ", " - ") + ((" / ", " \\cdot ") if denominator else ())
+    depth = 0
+    for k, ch in enumerate(term):
+        depth += {"(": 1, "{": 1, "[": 1, ")": -1, "}": -1, "]": -1}.get(ch, 0)
+        if depth == 0 and any(term.startswith(op, k) for op in operators):
+            return f"({term})"
+    return term
+
+
+def inline_formula(formula: str) -> str:
+    """A LaTeX formula with each ``\\frac{a}{b}`` written ``a / b`` on one line (brackets where they
+    are needed), so that a table row stays one line high; ``\\tfrac`` stays as it is."""
+    out, i = "", 0
+    while (k := formula.find("\\frac{", i)) >= 0:
+        numerator, j = _group(formula, k + 5)
+        denominator, j = _group(formula, j)
+        out += formula[i:k] + f"{_bare(inline_formula(numerator))} / {_bare(inline_formula(denominator), denominator=True)}"
+        i = j
+    return out + formula[i:]
+
+
+def _math(latex: str) -> str:
+    """Inline maths in a table cell of HTML, as the page typesets it."""
+    return f'<span class="math notranslate nohighlight">\\({latex}\\)</span>'
+
+
+def variants_table():
+    """The variants as a compact table read from the activation registry: the reading of N, the
+    weights' formula on one line and whether they are non-negative and rows sum to one."""
     from .. import activations
-    from ..display import markdown_table
+    from ..book.deliver import styled
     from ..formulas import math_formula
 
     yes_no = {True: "yes", False: "no"}
     rows = []
     for label, spec, mode in CHARLM_VARIANTS:
         act = activations.get(spec)
-        rows.append([show(label), "$i + 1$ (row)" if mode == "row" else "$T$ (fixed)", math_formula(act.description),
-                     yes_no[act.nonnegative], yes_no[act.rows_sum_to_one]])
-    return ("**The variants, read from the activation registry** ($s$: a score, $N$: the keys a row sees)\n\n"
-            + markdown_table(["variant", "$N$", "weights", "non-negative", "rows sum to one"], rows))
+        formula = math_formula(act.description).strip("$")
+        rows.append({"variant": show(label), "N": _math("i + 1" if mode == "row" else "T"),
+                     "weights": _math(inline_formula(formula)), "non-negative": yes_no[act.nonnegative],
+                     "rows sum to one": yes_no[act.rows_sum_to_one]})
+    return compact(styled(rows, "The variants, read from the activation registry (s: a score, N: the keys a row sees)"),
+                   ["weights"])
 
 
 def judging_numbers() -> dict:
@@ -352,23 +444,22 @@ def _p(x) -> str:
 
 
 def bpc_rows(runs: Runs, margin: float, registered: Mapping[tuple, dict], metric: str = "test_bpc") -> list[dict]:
-    """Per variant: seeds trained, test bits/char (mean [95% t-interval]), the paired difference from
-    softmax with its interval, Holm p, TOST p, MDE and result; the register's numbers where it holds
-    the comparison (marked ‡)."""
+    """Per variant: its mean test bits/char over seeds, the paired difference from softmax with its
+    interval, Holm p, TOST p, MDE and result; the register's numbers where it holds the comparison
+    (marked ‡).  A variant with seeds that did not train to the end says how many did."""
     frame = runs.frame
     diffs = bpc_comparisons(frame, margin).set_index("activation")
     forms = dict(zip(diffs.index, _forms(diffs.reset_index())))
     rows = []
     for variant, g in frame.groupby("activation", sort=False):
-        ok = g["status"] == "ok"
-        mean, lo, hi = t_interval(g[metric])
-        row = {"variant": show(variant), "seeds": f"{int(ok.sum())} of {len(g)}",
-               "test bits/char": interval_cell(mean, lo, hi, ".3f", missing="diverged")}
+        ok = int((g["status"] == "ok").sum())
+        row = {"variant": show(variant) + ("" if ok == len(g) else f" ({ok} of {len(g)} seeds)"),
+               "test bits/char": number_cell(g[metric].mean(), ".3f", missing="diverged")}
         if variant in diffs.index:
             x = diffs.loc[variant]
             reg = registered.get((variant, "softmax", metric))
-            row.update({"Δ vs softmax [95% CI]": _register_cell(reg) if reg else interval_cell(
-                            x["mean_diff"], x["ci_low"], x["ci_high"], "+.3f", missing="diverged"),
+            row.update({"Δ vs softmax [95% CI]": unbroken(_register_cell(reg) if reg else interval_cell(
+                            x["mean_diff"], x["ci_low"], x["ci_high"], "+.3f", missing="diverged")),
                         "Holm p": reg["Holm p"] if reg else _p(x["p_holm"]),
                         f"TOST p (±{margin:g})": reg["TOST p"] if reg else _p(x["tost_p"]),
                         "MDE": number_cell(x["mde"], ".3f"),
@@ -389,10 +480,10 @@ def bpc_table(lm: Runs, margin: float, registered: Mapping[tuple, dict]):
     n = len(bpc_comparisons(lm.frame, margin))
     k = len({key for key in registered if key[2] == "test_bpc"})
     note = (f"; {REGISTERED} the claim register's comparison, Holm over its own {k}" if k else "")
-    return styled(bpc_rows(lm, margin, registered), (
-        f"Test bits per character (lower is better), mean [95% t-interval] over seeds, and the same-seed difference "
-        f"from softmax, Holm over the table's {n} comparisons{note}. {_scale(lm)}; the paper trains no causal model: "
-        "a decoder on characters, far smaller than the paper's models"))
+    return compact(styled(bpc_rows(lm, margin, registered), (
+        f"Test bits per character (lower is better), mean over seeds, and the same-seed difference from softmax, "
+        f"Holm over the table's {n} comparisons{note}. {_scale(lm)}; a decoder on characters, far smaller than "
+        "the paper's models")))
 
 
 def bpc_numbers(lm: Runs, margin: float, registered: Mapping[tuple, dict]) -> dict:
@@ -443,7 +534,7 @@ def _length_lines(ax, lengths: pd.DataFrame, variants: Sequence[str], reference:
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(MULTIPLES), [f"{m}x" for m in MULTIPLES])
     ax.minorticks_off()
-    ax.legend(fontsize=10, frameon=False, loc="upper left")
+    ax.legend(fontsize=9, frameon=False, loc="upper left", labelspacing=0.3, handlelength=1.6)
 
 
 def length_figure(lm: Runs, margin: float):
@@ -459,11 +550,12 @@ def length_figure(lm: Runs, margin: float):
     lengths = ca.length_summary(frame)
     rvf = ca.row_vs_fixed(frame, margin)
     context = lm.grid[0].options["context"]
-    fig, axes = plt.subplots(2, 2, figsize=(10.5, 8.2))
+    fig, axes = plt.subplots(2, 2, figsize=(8, 5.0))
     for ax, (title, variants) in zip(axes.flat, _length_groups(frame)):
         _length_lines(ax, lengths, variants, reference="softmax")
         ax.set_title(title)
         ax.set_ylabel("test bits per character")
+    for ax in axes[1]:
         ax.set_xlabel(f"evaluation length (T = {context})")
     for ax in axes.flat[1:3]:
         ax.sharey(axes.flat[0])
@@ -481,10 +573,9 @@ def length_figure(lm: Runs, margin: float):
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(MULTIPLES), [f"{m}x" for m in MULTIPLES])
     ax.minorticks_off()
-    ax.set_xlabel("evaluation length")
-    ax.set_ylabel(f"{show(ca.FIXED)} minus {show(ca.ROW)} (bits/char)")
-    ax.set_title("fixed minus per-row N (dots: seeds; band: ±margin)")
-    stamp(fig, lm.preset, f"{len(lm.seeds)} seed(s); means with 95% t-intervals")
+    ax.set_ylabel("difference (bits/char)")
+    ax.set_title(f"{show(ca.FIXED)} − {show(ca.ROW)}")
+    stamp(fig, lm.preset, f"{len(lm.seeds)} seed(s); means, 95% t-intervals; dots: seeds; band: ±margin")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return fig
 
@@ -495,8 +586,7 @@ def _length_cell(row) -> str:
 
     if not row["n_pairs"]:
         return "diverged"
-    return (f"{interval_cell(row['mean_diff'], row['ci_low'], row['ci_high'], '+.2f')}, "
-            f"{comparison_verdict(row).form}")
+    return f"{unbroken(interval_cell(row['mean_diff'], row['ci_low'], row['ci_high'], '+.2f'))}, {comparison_verdict(row).form}"
 
 
 def length_rows(diffs: pd.DataFrame, label_of, registered: Mapping[tuple, dict] = None) -> list[dict]:
@@ -508,33 +598,40 @@ def length_rows(diffs: pd.DataFrame, label_of, registered: Mapping[tuple, dict] 
     for _, r in diffs.iterrows():
         row = rows.setdefault(r["activation"], {"comparison": label_of(r["activation"])})
         reg = registered.get((r["activation"], int(r["multiple"])))
-        row[f"at {int(r['multiple'])}x"] = (f"{_register_cell(reg, '+.2f')}, {reg['Result']}" if reg
+        row[f"at {int(r['multiple'])}x"] = (f"{unbroken(_register_cell(reg, '+.2f'))}, {reg['Result']}" if reg
                                             else _length_cell(r))
     return list(rows.values())
 
 
 def length_table(lm: Runs, margin: float, registered: Mapping[tuple, dict]):
-    """Every variant against softmax at 1x, 2x and 4x the context (Holm within each length), and
-    the fixed minus the per-row reading of N (Holm over the lengths); ``registered``: the register's
-    rows of the sinusoidal grid (:func:`register_rows` of the claims lm_vs_softmax and causal_scaling)."""
+    """Every variant against softmax at 2x and 4x the context (Holm within each length; at 1x the
+    table of bits per character holds them), and the fixed minus the per-row reading of N at 2x and
+    4x (Holm over its three lengths); ``registered``: the register's rows of the sinusoidal grid
+    (:func:`register_rows` of the claim causal_scaling)."""
     if not lm:
         return None
     from ..book.deliver import styled
 
     frame = lm.frame
     vs_softmax = ca.lengths_vs_softmax(frame, margin)
-    at_1x = {(v, 1): row for (v, b, metric), row in registered.items() if b == "softmax" and metric == "test_bpc"}
-    rows = length_rows(vs_softmax, lambda v: f"{show(v)} − softmax", at_1x)
+    reg_soft, reg_rvf = _by_length(registered, set(vs_softmax["activation"]), "softmax"), _by_length(
+        registered, {ca.FIXED}, ca.ROW)
+    rows = length_rows(vs_softmax[vs_softmax["multiple"] != 1], lambda v: f"{show(v)} − softmax", reg_soft)
     rvf = ca.row_vs_fixed(frame, margin).assign(activation=ca.FIXED)
-    reg = {(ca.FIXED, 1): registered[(ca.FIXED, ca.ROW, "test_bpc")]} if (ca.FIXED, ca.ROW, "test_bpc") in registered \
-        else {}
-    rows += length_rows(rvf, lambda v: f"{show(ca.FIXED)} − {show(ca.ROW)}", reg)
-    note = (f"; {REGISTERED} the claim register's comparison (claims lm vs softmax and causal scaling, Holm over "
-            "each claim's own)" if reg or at_1x else "")
-    return styled(rows, (
-        f"Same-seed difference in test bits/char [95% t-interval] and result at each evaluation length, Holm within "
-        f"each length (the last row: over its three lengths), margin ±{margin:g}{note}. {_scale(lm)}; evaluation "
-        "past the training length on sinusoidal positions the models never saw"))
+    rows += length_rows(rvf[rvf["multiple"] != 1], lambda v: f"{show(ca.FIXED)} − {show(ca.ROW)}", reg_rvf)
+    note = (f"; {REGISTERED} the claim register's comparison, Holm over its own" if any(
+        m != 1 for _, m in (*reg_soft, *reg_rvf)) else "")
+    return compact(styled(rows, (
+        f"Same-seed difference in test bits/char [95% t-interval] and result past the training length (at 1x: the "
+        f"table above and, for the last row, the text), Holm within each length (the last row: over its three "
+        f"lengths), margin ±{margin:g}{note}. {_scale(lm)}; sinusoidal positions past T that the models never saw")))
+
+
+def _by_length(registered: Mapping[tuple, dict], candidates, baseline: str) -> dict[tuple, dict]:
+    """The register's rows of ``candidates`` against ``baseline`` keyed by (candidate, multiple)."""
+    metric_of = {m: name for name, m in ca.LENGTH_METRICS}
+    return {(v, m): registered[(v, baseline, metric_of[m])] for v in candidates for m in MULTIPLES
+            if (v, baseline, metric_of[m]) in registered}
 
 
 def _spread(series: pd.Series) -> str:
@@ -551,18 +648,30 @@ def _change(lengths: pd.DataFrame, a: int, b: int) -> pd.Series:
     return at[b] - at[a]
 
 
-def length_numbers(lm: Runs, margin: float) -> dict:
+def length_numbers(lm: Runs, margin: float, registered: Mapping[tuple, dict] = None) -> dict:
     """How the test bits/char change from 1x to 2x and 4x across variants, the lowest at 4x, and the
-    fixed minus the per-row reading of N at the training length."""
-    keys = ("ch07_rise_2x", "ch07_growth_4x", "ch07_best_4x", "ch07_rvf_1x")
+    fixed minus the per-row reading of N at the training length (the register's numbers where
+    ``registered`` holds them, marked ‡)."""
+    keys = ("ch07_rise_2x", "ch07_growth_4x", "ch07_best_4x", "ch07_rvf_1x", "ch07_rvf_past", "ch07_past_results")
     if not lm:
         return dict.fromkeys(keys, lm.missing)
     lengths = ca.length_summary(lm.frame)
     x4 = lengths[lengths["multiple"] == 4].set_index("variant")["mean"].dropna()
     rvf = ca.row_vs_fixed(lm.frame, margin).set_index("multiple")
+    vs_softmax = ca.lengths_vs_softmax(lm.frame, margin)
+    past = vs_softmax[vs_softmax["multiple"] != 1]
+    forms = pd.Series(_forms(past)).value_counts() if len(past) else pd.Series(dtype=int)
+    rvf_past = ca.row_vs_fixed(lm.frame, margin)
+    rvf_past = "; ".join(f"{_length_cell(r)} at {int(r['multiple'])}x" for _, r in rvf_past.iterrows()
+                         if r["multiple"] != 1)
+    reg = (registered or {}).get((ca.FIXED, ca.ROW, "test_bpc"))
+    at_1x = (f"{_register_cell(reg)} bits/char ({reg['numbers'].n} pairs)" if reg and reg["numbers"].n
+             else _with_pairs(rvf.loc[1]))
     return {"ch07_rise_2x": _spread(_change(lengths, 1, 2)), "ch07_growth_4x": _spread(_change(lengths, 1, 4)),
             "ch07_best_4x": f"{show(x4.idxmin())}, {x4.min():.3f} bits/char" if len(x4) else "none",
-            "ch07_rvf_1x": _with_pairs(rvf.loc[1])}
+            "ch07_rvf_1x": at_1x, "ch07_rvf_past": rvf_past.replace("\u00a0", " ") or "not measured",
+            "ch07_past_results": "; ".join(f"{n} {f}" for f, n in forms.items()) + f" (of {len(past)})"
+            if len(past) else "not measured"}
 
 
 def _with_pairs(row) -> str:
@@ -588,12 +697,12 @@ def nope_figure(lm: Runs, nope: Runs):
 
     shown = list(dict.fromkeys(nope.frame["variant"]))
     context = lm.grid[0].options["context"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.6), sharey=True)
     for ax, runs, title in ((axes[0], lm, "sinusoidal positions"), (axes[1], nope, "no positions (NoPE)")):
         _length_lines(ax, ca.length_summary(runs.frame), shown)
         ax.set_xlabel(f"evaluation length (T = {context})")
         ax.set_title(title)
-    axes[0].set_ylabel("test bits per character (mean, 95% t-interval)")
+    axes[0].set_ylabel("test bits per character")
     axes[0].get_legend().remove()
     stamp(axes[1], nope.preset, f"sinusoidal: {len(lm.seeds)} seed(s); NoPE: {len(nope.seeds)} seed(s)",
           loc="lower right")
@@ -603,8 +712,8 @@ def nope_figure(lm: Runs, nope: Runs):
 
 def nope_table(lm: Runs, nope: Runs, margin: float, registered: Mapping[tuple, dict]):
     """The section's comparisons at 1x, 2x and 4x: each variant without positions against softmax
-    without positions (Holm within each length), the fixed minus the per-row reading of N (Holm over
-    the lengths), and each variant without minus with positions (Holm over all of them)."""
+    without positions (Holm within each length) and the fixed minus the per-row reading of N (Holm
+    over the lengths)."""
     if not (lm and nope):
         return None
     from ..book.deliver import styled
@@ -612,41 +721,48 @@ def nope_table(lm: Runs, nope: Runs, margin: float, registered: Mapping[tuple, d
     frame = nope.frame
     vs_softmax = pd.concat([ca.compare_variants(frame, "softmax", name, margin).assign(multiple=m)
                             for name, m in ca.LENGTH_METRICS], ignore_index=True)
-    metric_of = {m: name for name, m in ca.LENGTH_METRICS}
-    reg_soft = {(v, m): registered[(v, "softmax", metric_of[m])] for v in set(vs_softmax["activation"])
-                for m in MULTIPLES if (v, "softmax", metric_of[m]) in registered}
+    reg_soft = _by_length(registered, set(vs_softmax["activation"]), "softmax")
     rows = length_rows(vs_softmax, lambda v: f"{show(v)} − softmax", reg_soft)
     rvf = ca.row_vs_fixed(frame, margin).assign(activation=ca.FIXED)
-    reg_rvf = {(ca.FIXED, m): registered[(ca.FIXED, ca.ROW, metric_of[m])] for m in MULTIPLES
-               if (ca.FIXED, ca.ROW, metric_of[m]) in registered}
+    reg_rvf = _by_length(registered, {ca.FIXED}, ca.ROW)
     rows += length_rows(rvf, lambda v: f"{show(ca.FIXED)} − {show(ca.ROW)}", reg_rvf)
-    effect = ca.positions_effect(lm.frame, frame, margin).assign(activation=lambda d: d["variant"])
-    rows += length_rows(effect, lambda v: f"{show(v)}: none − sinusoidal")
     note = (f"; {REGISTERED} the claim register's comparison (claims nope lm and causal scaling, Holm over each "
             "claim's own)" if reg_soft or reg_rvf else "")
-    return styled(rows, (
+    return compact(styled(rows, (
         f"Without position encodings: same-seed differences in test bits/char [95% t-interval] and result; against "
-        f"softmax Holm within each length, {show(ca.FIXED)} − {show(ca.ROW)} over its lengths, none − sinusoidal "
-        f"over its {len(effect)} comparisons; margin ±{margin:g}{note}. Runs without positions: {nope.stored} "
-        f"stored ({len(nope.seeds)} seeds); {_scale(nope)}, positions='none', everything else as above"))
+        f"softmax Holm within each length, {show(ca.FIXED)} − {show(ca.ROW)} over its lengths; margin "
+        f"±{margin:g}{note}. {nope.stored} runs without positions stored ({len(nope.seeds)} seeds), everything "
+        "else as above")))
+
+
+def positions_table(lm: Runs, nope: Runs, margin: float):
+    """Each variant of the grid without positions minus the same variant with sinusoidal positions,
+    same seed, at 1x, 2x and 4x (Holm over all of them)."""
+    if not (lm and nope):
+        return None
+    from ..book.deliver import styled
+
+    effect = ca.positions_effect(lm.frame, nope.frame, margin).assign(activation=lambda d: d["variant"])
+    rows = length_rows(effect, lambda v: f"{show(v)}: none − sinusoidal")
+    return compact(styled(rows, (
+        f"No positions minus sinusoidal positions: same-seed differences in test bits/char [95% t-interval] and "
+        f"result, Holm over the {len(effect)} comparisons, margin ±{margin:g}; seeds trained both ways only")))
 
 
 def nope_numbers(lm: Runs, nope: Runs, margin: float) -> dict:
     """How much the variants without positions change from 1x to 4x, what dropping the positions costs
-    at the training length, and the two readings of N at 2x without positions."""
-    keys = ("ch07_nope_found", "ch07_nope_growth_4x", "ch07_sin_growth_4x", "ch07_nope_cost_1x", "ch07_nope_rvf_2x")
+    at the training length."""
+    keys = ("ch07_nope_found", "ch07_nope_growth_4x", "ch07_sin_growth_4x", "ch07_nope_cost_1x")
     if not (lm and nope):
         return dict.fromkeys(keys, nope.missing or "no run of this grid is stored yet")
     shown = list(dict.fromkeys(nope.frame["variant"]))
     effect = ca.positions_effect(lm.frame, nope.frame, margin)
     at1 = effect[effect["multiple"] == 1].set_index("variant")["mean_diff"]
-    rvf = ca.row_vs_fixed(nope.frame, margin).set_index("multiple")
     sin = _change(ca.length_summary(lm.frame), 1, 4).reindex(shown)
     return {"ch07_nope_found": f"{nope.stored} planned runs ({len(nope.seeds)} of "
                                f"{len({c.seed for c in nope.grid})} seeds)",
             "ch07_nope_growth_4x": _spread(_change(ca.length_summary(nope.frame), 1, 4)),
-            "ch07_sin_growth_4x": _spread(sin), "ch07_nope_cost_1x": _spread(at1),
-            "ch07_nope_rvf_2x": _with_pairs(rvf.loc[2]) if 2 in rvf.index else "no pair"}
+            "ch07_sin_growth_4x": _spread(sin), "ch07_nope_cost_1x": _spread(at1)}
 
 
 # --- the sqrt(N) scaling across training lengths ------------------------------------------------------------
@@ -661,6 +777,8 @@ def sweep_figure(sweep: Runs, margin: float):
     lengths = sorted({int(c.options["context"]) for c in sweep.grid})
     fig = ls.sweep_figure(sweep.frame, lengths=lengths, margin=margin, chance=claim("length_scale_needed").chance)
     if fig is not None:
+        if len(fig.axes) > 1:                # the page's width, so that its type is not scaled down
+            fig.set_size_inches(8, 3.9)
         stamp(fig, sweep.preset, "position-free micro character LM, no clipping; dots: seeds")
         fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
@@ -670,8 +788,12 @@ def sweep_numbers(sweep: Runs) -> dict:
     """How many planned runs are stored (and which diverged), and the growth of x³ − x³/√(i+1) per
     doubling of T: each seed's slope, then their mean with its 95% t-interval."""
     keys = ("ch07_sweep_stored", "ch07_sweep_slope")
+    lengths = sorted({int(c.options["context"]) for c in sweep.grid})
+    design = {"ch07_sweep_lengths": ", ".join(map(str, lengths[:-1])) + f" and {lengths[-1]}" if len(lengths) > 1
+              else ", ".join(map(str, lengths)),
+              "ch07_sweep_seeds": len({c.seed for c in sweep.grid})}
     if not sweep.loaded:
-        return dict.fromkeys(keys, sweep.missing)
+        return {**design, **dict.fromkeys(keys, sweep.missing)}
     p = ls.progress(sweep.frame, len(sweep.grid))
     stored = f"{p['stored']} of the {p['planned']}"
     if p["diverged"]:
@@ -685,25 +807,33 @@ def sweep_numbers(sweep: Runs) -> dict:
         per_seed = ", ".join(f"seed {k}: {number_cell(v, '+.3f')}" for k, v in s["per_seed"].items())
         slope = (f"{interval_cell(s['slope'], s['ci_low'], s['ci_high'], '+.3f')} bits/char per doubling over "
                  f"{s['seeds']} seed(s) ({per_seed})")
-    return {"ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
+    return {**design, "ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
 
 
-def sweep_table(delivered: Sequence, preset: str):
-    """The two sweep claims' comparisons that have stored pairs, as one table; None while none has,
-    or when ``preset`` is not the book's (the register reads the book's records only)."""
+#: The two claims of the length sweep by short names in its table.
+SWEEP_CLAIMS = {"length_scale_needed": "scale needed", "length_scale_follows_n": "follows N"}
+
+
+def sweep_table(delivered: Sequence, preset: str, roles: Optional[Sequence[str]] = ("primary", "check")):
+    """The two sweep claims' comparisons of ``roles`` that have stored pairs, as one table; None while
+    none has, or when ``preset`` is not the book's (the register reads the book's records only)."""
     if not delivered or preset != "book":
         return None
     scale = delivered[0].verdict.claim.scale
+    controls = sorted({c.margin for d in delivered for c in getattr(d.verdict.claim, "comparisons", ())
+                       if c.role == "check" and getattr(c, "margin", None)})
+    control = f" (the control ±{', ±'.join(f'{m:g}' for m in controls)})" if controls else ""
+    which = f"{' and '.join(roles)} comparisons" if roles else "comparisons"
     return claims_table(delivered, (
-        f"The claim register's comparisons of the length sweep that have stored pairs (difference: same seed, "
-        f"bits/char), margin ±{delivered[0].verdict.claim.margin:g} (the control ±0.5), Holm within each claim. "
-        f"{scale}"))
+        f"The claim register's {which} of the length sweep that have stored pairs: same-seed difference in "
+        f"bits/char, margin ±{delivered[0].verdict.claim.margin:g}{control}, Holm within each claim. {scale}"),
+        names=SWEEP_CLAIMS, roles=roles)
 
 
 # --- attention sinks ---------------------------------------------------------------------------------------
 
-SINK_TITLES = {"alpha_mean": "mean first-token weight α", "share_mean": "mean first-token share",
-               "negative_fraction": "fraction of negative weights", "row_sum_mean": "mean row sum"}
+SINK_TITLES = {"alpha_mean": "first-token\nweight α", "share_mean": "first-token\nshare",
+               "negative_fraction": "share of\nnegative weights", "row_sum_mean": "mean\nrow sum"}
 
 
 def sink_figure(lm: Runs):
@@ -712,6 +842,7 @@ def sink_figure(lm: Runs):
     if not lm:
         return None
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from .. import sinks as sink_metrics
     from ..plotting import stamp
@@ -720,7 +851,7 @@ def sink_figure(lm: Runs):
     final = lm.frame
     table = ca.sink_table(final)
     colours = ca.variant_colors()
-    fig, axes = plt.subplots(2, 2, figsize=(10.4, 0.56 * len(table) + 1.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, 4, figsize=(8, 0.24 * len(table) + 1.5), sharey=True, squeeze=False)
     ys = np.arange(len(table))[::-1]
     for ax, name in zip(axes.flat, SINK_TITLES):
         ax.barh(ys, table[f"{name}_mean"].fillna(0), color=[colours[v] for v in table["variant"]], alpha=0.75)
@@ -730,18 +861,19 @@ def sink_figure(lm: Runs):
         if name in ("alpha_mean", "share_mean"):
             ax.axvline(sink_metrics.SINK_EPS, color="grey", ls=":", lw=1)
         ax.axvline(0, color="grey", lw=0.6)
-        ax.set_title(SINK_TITLES[name])
-    for row in axes:
-        row[0].set_yticks(ys, [show(v) for v in table["variant"]])
+        ax.set_title(SINK_TITLES[name], fontsize=10)
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+        ax.tick_params(labelsize=9)
+    axes[0, 0].set_yticks(ys, [show(v) for v in table["variant"]])
     stamp(fig, lm.preset, f"bars: mean over seeds, dots: seeds; {SINK_WINDOWS} test windows of "
                           f"{sink_metrics.SINK_WINDOW} characters")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
-def sink_table(lm: Runs, registered: Mapping[tuple, dict]):
-    """Per variant: whether its rows sum to one, the sink rate with raw weights and with the
-    normalised share (mean over seeds, largest seed), and the register's comparison with softmax."""
+def sink_table(lm: Runs):
+    """Per variant: whether its rows sum to one and the sink rate with raw weights and with the
+    normalised share (mean over seeds, largest seed)."""
     if not lm:
         return None
     from ..book.deliver import styled
@@ -751,40 +883,52 @@ def sink_table(lm: Runs, registered: Mapping[tuple, dict]):
     rows = []
     for _, r in table.iterrows():
         g = final[final["activation"] == r["variant"]]
-        reg = registered.get((r["variant"], "softmax", "sinks.sink_rate"))
         rows.append({"variant": show(r["variant"]), "rows sum to one": "yes" if r["rows_sum_to_one"] else "no",
                      "sink rate, raw (max)": f"{number_cell(r['sink_rate_mean'], '.2f')} "
                                              f"({number_cell(g['sink_rate'].max(), '.2f')})",
                      "sink rate, normalised (max)": f"{number_cell(r['sink_rate_normalised_mean'], '.2f')} "
-                                                    f"({number_cell(g['sink_rate_normalised'].max(), '.2f')})",
-                     "Δ sink rate vs softmax": _register_cell(reg) if reg else "",
-                     "result": (reg["Result"] + " " + REGISTERED) if reg else ""})
-    if not any(r["result"] for r in rows):
-        for r in rows:
-            del r["Δ sink rate vs softmax"], r["result"]
-    note = (f"; {REGISTERED} the claim register's comparison with softmax (variants whose rows need not sum to one, "
-            "Holm over them, margin one layer-head pair of eight)" if registered else "")
-    return styled(rows, f"Sink rate: share of layer-head pairs whose mean first-token weight (raw) or share "
-                        f"(normalised) exceeds the threshold, mean over seeds (largest seed){note}. {_scale(lm)}")
+                                                    f"({number_cell(g['sink_rate_normalised'].max(), '.2f')})"})
+    return compact(styled(rows, f"Sink rate: share of layer-head pairs whose mean first-token weight (raw) or "
+                                f"share (normalised) exceeds the threshold, mean over seeds (largest seed). "
+                                f"{_scale(lm)}"))
+
+
+def register_summary(registered: Mapping[tuple, dict], preset: str = "book") -> str:
+    """A section's register comparisons (:func:`register_rows`) in one phrase, equal ones together:
+    "all 7 (x³/√(i+1), ...): +0.000 [+0.000, +0.000] share (3 of 3 pairs), uninformative"; "none"
+    without any; under another preset than the book's, a phrase saying the register reads the book's."""
+    if preset != "book":
+        return "not shown at this preset (the register reads the book preset's records only)"
+    groups: dict = {}
+    for (candidate, _, _), row in registered.items():
+        groups.setdefault((row["Difference [95% CI]"], row["Pairs"], row["Result"]), []).append(show(candidate))
+    parts = [f"{', '.join(names)}: {diff} ({pairs} pairs), {result}" for (diff, pairs, result), names in groups.items()]
+    if len(groups) == 1 and len(registered) > 1:
+        return f"all {len(registered)} ({parts[0].replace(': ', '): ', 1)}"
+    return "; ".join(parts) or "none"
 
 
 def sink_numbers(lm: Runs) -> dict:
     """Softmax's sink rate and first-token weight, its seeds with a sink, and the mean sink rate of the
-    variants whose rows sum to one and of those whose rows need not."""
+    variants whose rows sum to one and of those whose rows need not; the model's layers × heads."""
+    from ..models.char_lm import LM_SIZES
+
+    size = LM_SIZES[lm.grid[0].model] if lm.grid else None
+    design = {"ch07_layer_heads": f"{size['depth']} × {size['heads']}" if size else lm.missing}
     keys = ("ch07_softmax_sink_rate", "ch07_softmax_alpha", "ch07_softmax_sink_seeds", "ch07_sum_one_rate",
             "ch07_free_rate", "ch07_largest_rate")
     if not lm:
-        return dict.fromkeys(keys, lm.missing)
+        return {**design, **dict.fromkeys(keys, lm.missing)}
     final = lm.frame
     table = ca.sink_table(final).set_index("variant")
     by_group = table.groupby("rows_sum_to_one")["sink_rate_mean"].mean()
     soft = final[final["activation"] == "softmax"]["sink_rate"].dropna()
     top = final.loc[final["sink_rate"].idxmax()] if final["sink_rate"].notna().any() else None
-    return {"ch07_softmax_sink_rate": number_cell(table.loc["softmax", "sink_rate_mean"], ".2f"),
+    return {**design, "ch07_softmax_sink_rate": number_cell(table.loc["softmax", "sink_rate_mean"], ".2f"),
             "ch07_softmax_alpha": number_cell(table.loc["softmax", "alpha_mean_mean"], ".2f"),
             "ch07_softmax_sink_seeds": f"{int((soft > 0).sum())} of {len(soft)}",
-            "ch07_sum_one_rate": number_cell(by_group.get(True, math.nan), ".2f") or "none",
-            "ch07_free_rate": number_cell(by_group.get(False, math.nan), ".2f") or "none",
+            "ch07_sum_one_rate": number_cell(by_group.get(True, math.nan), ".2f", missing="none"),
+            "ch07_free_rate": number_cell(by_group.get(False, math.nan), ".2f", missing="none"),
             "ch07_largest_rate": ("not measured" if top is None else
                                   f"{number_cell(top['sink_rate'], '.2f')} ({show(top['variant'])}, seed "
                                   f"{int(top['seed'])})")}
@@ -894,9 +1038,33 @@ def attention_maps(lm: Runs) -> dict:
     return {"maps": maps, "source": source, "window": window, "diverged": diverged, "missing": missing}
 
 
+#: A head whose share of non-zero weights (below the diagonal, on the map's window) is under this is
+#: drawn as its count, not as a near-blank map.
+MAP_SPARSE = 0.05
+
+
+def _nonzero(head) -> tuple[int, int]:
+    """How many of a head's visible (causal) weights are non-zero, and how many there are."""
+    visible = np.tril(np.ones(head.shape, dtype=bool))
+    return int((np.abs(head[visible]) > 0).sum()), int(visible.sum())
+
+
+def sparse_heads(found: dict) -> dict[str, list[tuple[int, int, int]]]:
+    """Per variant the heads (numbered from 1) whose share of non-zero weights is under
+    :data:`MAP_SPARSE`, each as (head, non-zero weights, weights)."""
+    out: dict = {}
+    for variant, m in found["maps"].items():
+        for h in range(m.shape[0]):
+            k, n = _nonzero(m[h])
+            if k < MAP_SPARSE * n:
+                out.setdefault(variant, []).append((h + 1, k, n))
+    return out
+
+
 def map_figure(found: dict, preset: str):
-    """One column per variant, one row per head; each variant's weights divided by its largest
-    absolute weight, so that one colour scale centred at zero serves every variant."""
+    """One row per variant, one column per head; each head's weights divided by its largest absolute
+    weight (so that no panel is blank where a head's weights are small), one colour scale centred at
+    zero for all; a head with almost no non-zero weight (:func:`sparse_heads`) shows their count."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
 
@@ -905,22 +1073,31 @@ def map_figure(found: dict, preset: str):
     maps = found["maps"]
     if not maps:
         return None
+    sparse = {(v, h - 1): (k, n) for v, heads in sparse_heads(found).items() for h, k, n in heads}
     heads = next(iter(maps.values())).shape[0]
-    fig, axes = plt.subplots(heads, len(maps), figsize=(1.15 * len(maps) + 1.4, 1.1 * heads + 1.4), squeeze=False,
+    fig, axes = plt.subplots(len(maps), heads, figsize=(1.25 * heads + 2.6, 1.25 * len(maps) + 0.9), squeeze=False,
                              layout="constrained")
     norm = TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0)
-    for j, (variant, m) in enumerate(maps.items()):
-        scaled = m / (float(np.abs(m).max()) or 1.0)
+    im = None
+    for i, (variant, m) in enumerate(maps.items()):
         for h in range(heads):
-            im = axes[h, j].imshow(scaled[h], cmap="RdBu_r", norm=norm, interpolation="nearest")
-            axes[h, j].set_xticks([])
-            axes[h, j].set_yticks([])
-            if j == 0:
-                axes[h, j].set_ylabel(f"head {h + 1}", fontsize=9)
-        axes[0, j].set_title(show(variant).replace(" (", "\n("), fontsize=9)
-    cbar = fig.colorbar(im, ax=list(axes.flat), fraction=0.015, pad=0.01)
-    cbar.set_label("weight ÷ the variant's largest |weight|", fontsize=9)
-    cbar.ax.tick_params(labelsize=9)
+            ax = axes[i, h]
+            if (variant, h) in sparse:
+                k, n = sparse[(variant, h)]
+                ax.text(0.5, 0.5, f"{k} of {n}\nweights\nnot zero", ha="center", va="center", fontsize=9,
+                        transform=ax.transAxes)
+            else:
+                peak = float(np.abs(m[h]).max()) or 1.0
+                im = ax.imshow(m[h] / peak, cmap="RdBu_r", norm=norm, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if i == 0:
+                ax.set_title(f"head {h + 1}", fontsize=10)
+        axes[i, 0].set_ylabel(show(variant).replace(" (", "\n("), fontsize=10, rotation=0, ha="right", va="center")
+    if im is not None:
+        cbar = fig.colorbar(im, ax=list(axes.flat), fraction=0.03, pad=0.02, shrink=0.4)
+        cbar.set_label("weight ÷ the head's largest |weight|", fontsize=9)
+        cbar.ax.tick_params(labelsize=9)
     fig.supxlabel(" ")                       # room for the stamp below the last row
     stamp(fig, preset, "layer 1, lowest seed with a stored map")
     return fig
@@ -928,9 +1105,12 @@ def map_figure(found: dict, preset: str):
 
 def map_numbers(lm: Runs, found: dict) -> dict:
     """The window's text, where the maps come from (:func:`attention_maps` of ``lm``), which variants
-    have none, and each map's share of negative entries."""
+    have none, each map's share of negative entries, and the heads drawn as a count of their non-zero
+    weights (:func:`sparse_heads`, under ``ch07_map_sparse_share`` of them)."""
+    share = {"ch07_map_sparse_share": f"{MAP_SPARSE:.0%}"}
     if not lm:
-        return dict.fromkeys(("ch07_map_window", "ch07_map_source", "ch07_map_absent", "ch07_map_neg"), lm.missing)
+        return {**share, **dict.fromkeys(("ch07_map_window", "ch07_map_source", "ch07_map_absent", "ch07_map_neg",
+                                          "ch07_map_sparse"), lm.missing)}
     by_source: dict = {}
     for v, src in found["source"].items():
         by_source.setdefault(src, []).append(show(v))
@@ -939,9 +1119,12 @@ def map_numbers(lm: Runs, found: dict) -> dict:
     absent = [f"{show(v)} (diverged)" for v in found["diverged"]] + [
         f"{show(v)} (its record was written before records kept a map)" for v in found["missing"]]
     neg = ", ".join(f"{show(v)} {float((m < 0).mean()):.2f}" for v, m in found["maps"].items())
-    return {"ch07_map_window": repr(found["window"]).replace("`", "'") if found["window"] else "none",
+    sparse = "; ".join(f"{show(v)} head{'s' if len(hs) > 1 else ''} "
+                       + ", ".join(str(h) for h, _, _ in hs) + " (" + ", ".join(f"{k}" for _, k, _ in hs)
+                       + f" of {hs[0][2]} weights not zero)" for v, hs in sparse_heads(found).items())
+    return {**share, "ch07_map_window": repr(found["window"]).replace("`", "'") if found["window"] else "none",
             "ch07_map_source": source or "no map is stored", "ch07_map_absent": "; ".join(absent) or "none",
-            "ch07_map_neg": neg or "no map is available at this preset"}
+            "ch07_map_neg": neg or "no map is available at this preset", "ch07_map_sparse": sparse or "none"}
 
 
 # --- associative recall --------------------------------------------------------------------------------------
@@ -960,7 +1143,7 @@ def mqar_figure(mq: Runs):
     sets = recall.levels(mq.grid[0])
     colours = ca.variant_colors()
     n = table["variant"].nunique()
-    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 0.35 * n + 1.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(8, 0.24 * n + 1.5), sharey=True, squeeze=False)
     for ax, (name, length, pairs, guess, plateau) in zip(axes.flat, sets):
         g = table[table["test_set"] == name]
         y = np.arange(len(g))[::-1]
@@ -972,17 +1155,16 @@ def mqar_figure(mq: Runs):
                    alpha=0.15, lw=0)
         ax.axvline(100 * guess, color="grey", ls=":", lw=1)
         ax.set_yticks(y, [show(v) for v in g["variant"]])
-        ax.set_title(f"length {length}, {pairs} pairs")
-        ax.set_xlabel("recall accuracy (%)")
-    stamp(axes.flat[-1], mq.preset, f"{len(mq.seeds)} seed(s)", loc="lower right")
-    fig.suptitle("MQAR test accuracy (dashed: copy plateau 1/K with its band; dotted: guessing)", fontsize=11)
-    fig.tight_layout()
+        ax.set_title(f"length {length}, {pairs} pairs", fontsize=10)
+        ax.set_xlabel("accuracy (%)")
+        ax.tick_params(labelsize=9)
+    stamp(fig, mq.preset, f"{len(mq.seeds)} seed(s); dashed: copy plateau 1/K, its band grey; dotted: guessing")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
-def mqar_table(mq: Runs, registered: Mapping[tuple, dict]):
-    """Per variant and test set: recall accuracy (%) with its 95% t-interval and level; and the
-    register's difference from softmax (mean over the test sets) where it holds one."""
+def mqar_table(mq: Runs):
+    """Per variant and test set: recall accuracy (%) with its 95% t-interval and its level."""
     if not mq:
         return None
     from .. import analysis
@@ -997,19 +1179,13 @@ def mqar_table(mq: Runs, registered: Mapping[tuple, dict]):
             r = g[g["test_set"] == name].iloc[0]
             row[f"length {length}, {pairs} pairs"] = (
                 "diverged" if r["level"] == "diverged" else
-                f"{interval_cell(100 * r['mean'], 100 * r['ci_low'], 100 * r['ci_high'], '.1f')}, "
+                f"{unbroken(interval_cell(100 * r['mean'], 100 * r['ci_low'], 100 * r['ci_high'], '.1f'))}, "
                 f"{SHORT_LEVELS[r['level']]}")
-        reg = next((row_ for (c, b, _), row_ in registered.items() if c == variant and b == "softmax"), None)
-        if registered:
-            row["Δ vs softmax (points)"] = _register_cell(reg, "+.2f") if reg else ""
-            row["result"] = (reg["Result"] + " " + REGISTERED) if reg else ""
         rows.append(row)
-    note = (f"; {REGISTERED} the claim register's comparison (claim mqar: accuracy over the three test sets, same "
-            "seed, Holm over its three comparisons)" if registered else "")
     budget = analysis.budget_text(analysis.compute_budget(mq.records))
-    return styled(rows, (
+    return compact(styled(rows, (
         f"Recall accuracy (%), mean [95% t-interval] over seeds, and its level: guessing, below, at or above the "
-        f"copy plateau 1/K (recall){note}. {mq.stored} planned runs, preset {mq.preset}; compute: {budget}"))
+        f"copy plateau 1/K (recall). {mq.stored} planned runs, preset {mq.preset}; compute: {budget}")))
 
 
 def mqar_numbers(mq: Runs) -> dict:
@@ -1040,16 +1216,16 @@ def mqar_long_table(long: Runs, registered: Mapping[tuple, dict]):
     for variant, per_set in above.items():
         row = {"variant": show(variant)}
         for length, k, n, best in per_set:
-            row[f"length {length}: seeds above (best %)"] = f"{k} of {n} ({100 * best:.0f})"
+            row[f"length {length}"] = f"{k} of {n} ({100 * best:.0f})"
         reg = next((r for (c, b, _), r in registered.items() if c == variant and b == "softmax"), None)
-        row["Δ vs softmax (points)"] = _register_cell(reg, "+.2f") if reg else ""
+        row["Δ vs softmax (points)"] = unbroken(_register_cell(reg, "+.2f")) if reg else ""
         row["result"] = (reg["Result"] + " " + REGISTERED) if reg else ""
         rows.append(row)
     cfg = long.grid[0]
-    return styled(rows, (
-        f"Ten times the training ({cfg.epochs} epochs): per test set the seeds whose accuracy is above the copy "
-        f"plateau (runs that learned recall) and the best seed's accuracy; {REGISTERED} the claim register's "
-        f"comparison (claim mqar long). {long.stored} planned runs stored, book preset"))
+    return compact(styled(rows, (
+        f"Ten times the training ({cfg.epochs} epochs): per test set the seeds above the copy plateau (runs that "
+        f"learned recall) and the best seed's accuracy (%); {REGISTERED} the register's comparison (claim mqar "
+        f"long). {long.stored} planned runs, book preset")))
 
 
 def mqar_long_numbers(long: Runs) -> dict:
@@ -1083,8 +1259,7 @@ def softpick_numbers(mq: Runs) -> dict:
 
 # --- the survey article's table ---------------------------------------------------------------------------
 
-#: The survey article and its table, in its own words with a translation.
-SURVEY_TITLE = "“Softmax替代方案与Attention Sink问题” (Softmax alternatives and the attention-sink problem)"
+#: The survey article's table, in its own words with a translation.
 SURVEY_TABLE_NAME = "语言建模任务 (language-modelling task)"
 
 
@@ -1106,10 +1281,9 @@ def survey_table(lm: Runs):
              "here: perplexity per char (rank)": ranked(r, "book perplexity per char", ".3f"),
              "ratio to softmax ": number_cell(r["book ratio to softmax"], ".3f"),
              "sink rate (rank)": ranked(r, "book sink rate", ".2f")} for _, r in survey.iterrows()]
-    return styled(rows, (
-        f"The article {SURVEY_TITLE}, its table {SURVEY_TABLE_NAME} (no model, data or source given), beside this "
-        f"chapter's runs of the same formulas (rank 1 = lowest; perplexity here is per character, 2 to the power "
-        f"of the test bits/char). {_scale(lm)}"))
+    return compact(styled(rows, (
+        f"The article's table {SURVEY_TABLE_NAME} (no model, data or source given) beside this chapter's runs of "
+        f"the same formulas (rank 1 = lowest; perplexity here per character). {_scale(lm)}")))
 
 
 def survey_numbers(lm: Runs) -> dict:

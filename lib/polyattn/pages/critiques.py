@@ -14,7 +14,9 @@ and then, per section, one table (``*_table``), at most one figure (``*_figure``
 its prose glues (``*_numbers``, or :func:`glue_numbers` over a finding's numbers with
 :data:`FORMATS`).  A comparison the register does not hold is shown as description (difference,
 interval, pairs) without a result word; the register's own comparisons come from
-:func:`polyattn.book.deliver.deliver` (:func:`alternatives_table`, :func:`comparison_cell`).
+:func:`polyattn.book.deliver.deliver` (:func:`register_table`, :func:`alternatives_table`,
+:func:`comparison_cell`).  What the page folds away (detail tables, the register's full tables)
+is glued with :func:`glue_folded`; the closing table is :func:`findings_table`.
 """
 from __future__ import annotations
 
@@ -60,6 +62,16 @@ SHORT_DEVIATION = ("; a short retraining of a micro ViT on Fashion-MNIST, not th
 
 #: A table of many short columns in smaller type, so that it fits the page's column.
 SMALL_TYPE = [{"selector": "th, td", "props": "font-size: 0.85em"}]
+#: A table the page shows in its flow: small type, caption included, across the page's column.
+COMPACT = [*SMALL_TYPE, {"selector": "caption", "props": "font-size: 0.85em"}]
+
+
+def compact(table):
+    """A styled table in :data:`COMPACT` form, across the page's column, so that its cells and
+    caption take fewer lines (a Markdown note is returned as it is)."""
+    if not hasattr(table, "set_table_styles"):
+        return table
+    return table.set_table_styles(COMPACT, overwrite=False).set_table_attributes('style="width: 100%"')
 
 #: The format of each number a section's prose glues, by glue prefix (keys of the finding's numbers).
 FORMATS = {
@@ -130,6 +142,20 @@ def glue_values(values: Mapping[str, object]) -> None:
 
     for key, value in values.items():
         glue(key, value, display=False)
+
+
+def glue_folded(name: str, shown) -> None:
+    """Glue a table or figure for a folded part of the page (``{glue}`` in a dropdown): a figure is
+    closed so that it is not shown where it is made; nothing to show (``None``) glues a note."""
+    from ..book.deliver import glue
+
+    if shown is None:
+        shown = nothing_stored("Not computed at this preset: its records are not stored")
+    glue(name, shown, display=False)
+    if hasattr(shown, "savefig"):
+        import matplotlib.pyplot as plt
+
+        plt.close(shown)
 
 
 def n_boot(preset: str) -> int:
@@ -341,10 +367,11 @@ def paradox_order_table(records, detailed: bool = False):
                "records, book preset)" + TABLE1_DEVIATION)
     if not detailed:
         rows = [{"activation": name(act), "cells": int(g["n_cells"].iloc[0]),
-                 **{f"{NORM_LABELS[r['metric']]} below {ref}: first / later probes":
-                    f"{r['share_lower_first']:.0%} / {r['share_lower_rest']:.0%}" for _, r in g.iterrows()}}
+                 **{NORM_LABELS[r["metric"]]: f"{r['share_lower_first']:.0%} / {r['share_lower_rest']:.0%}"
+                    for _, r in g.iterrows()}}
                 for act, g in order.groupby("activation", sort=False)]
-        return styled(rows, caption + ": the share of cells where the cubic's norm is the lower")
+        return compact(styled(rows, caption + f": the share of cells where the cubic's norm is below {ref}'s, at the "
+                                              "first probe / at the later ones"))
     rows = [{"activation": shown, "norm": NORM_LABELS[r["metric"]], "cells": int(r["n_cells"]),
              f"share below {ref}, first probe": f"{r['share_lower_first']:.0%}",
              "share below, later probes": f"{r['share_lower_rest']:.0%}",
@@ -375,7 +402,7 @@ def norm_figure(records, preset: str):
     from ..display import name
 
     curves = norm_curves(records)
-    fig, axes = plt.subplots(1, len(NORM_LABELS), figsize=(7, 3.2))
+    fig, axes = plt.subplots(1, len(NORM_LABELS), figsize=(7, 2.8))
     for ax, (metric, label) in zip(axes, NORM_LABELS.items()):
         for act in PARADOX:
             g = curves[(curves["activation"] == act) & (curves["metric"] == metric)].sort_values("step")
@@ -386,8 +413,8 @@ def norm_figure(records, preset: str):
         ax.set_xlabel("training step")
         ax.set_title(label)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.16, 1, 0.95))
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     plotting.stamp(fig, preset, "mean over layers, heads and seeds; band: min to max over seeds", loc="upper right")
     return fig
 
@@ -502,7 +529,7 @@ def scale_figure(records, preset: str):
     final = measured.sweep_final(records)
     cells = (final[final["status"] == "ok"].groupby(["seq_len", "k"])["test_acc"]
              .agg(["mean", "std", "count"]).reset_index())
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 2.7))
     lengths = sorted(cells["seq_len"].unique())
     colours = dict(zip(lengths, plt.cm.viridis(np.linspace(0.1, 0.8, len(lengths)))))
     for n, g in cells.groupby("seq_len"):
@@ -513,7 +540,8 @@ def scale_figure(records, preset: str):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k = c·√N (log scale); dotted: the paper's constants")
     ax.set_ylabel("final test accuracy (%)")
-    ax.legend(frameon=False)
+    plotting.legend_outside(ax)
+    fig.tight_layout()
     plotting.stamp(ax, preset, "mean ± sd over seeds; short training")
     return fig
 
@@ -532,7 +560,7 @@ def survey_figure():
     settings = measured.survey_settings()
     surv = measured.jacobian_survey().table
     sigmas = settings["init_sigmas"]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.8))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.3))
     colours = dict(zip(SURVEY_POWERS, plt.cm.plasma(np.linspace(0.0, 0.8, len(SURVEY_POWERS)))))
     for spec in SURVEY_POWERS:
         g = surv[(surv["activation"] == spec) & surv["sigma"].isin(sigmas)]
@@ -552,7 +580,7 @@ def survey_figure():
     ax2.set(xscale="log", xlabel="score standard deviation σ", title="Softmax saturation")
     ax2.legend(frameon=False, fontsize="small", loc="upper left")
     fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.15, 1, 0.94))
+    fig.tight_layout(rect=(0, 0.17, 1, 0.94))
     plotting.stamp(fig, "book", f"markers: measured, {settings['reps']} draws; lines: Gaussian prediction",
                    loc="upper right")
     return fig
@@ -644,7 +672,7 @@ def short_gradient_figure(runs: Runs, preset: str):
         return None
     grads = crit.short_gradients(runs.records)
     per = grads.groupby(["activation", "state"])["grad_scores_fro"].mean()
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = plt.subplots(figsize=(7, 2.8))
     for state, dash in (("initialisation", ":"), ("trained", "-")):
         for odd, marker, colour, family in ((False, "o", "C0", "xᵖ/√N"), (True, "s", "C3", "sign kept")):
             specs = [a for a in measured.POWER_SPECS if critique_runs.power_of(a)[1] == odd]
@@ -686,8 +714,9 @@ def saturation_table(runs: Runs, preset: str):
 
 
 def outlier_pairs_table(runs: Runs, n_boot: int, preset: str):
-    """Accuracy lost when one token is multiplied by the largest factor, per place and polynomial,
-    against softmax's loss, paired on the same test images (:func:`polyattn.measures.critiques.outlier_pairs`)."""
+    """Accuracy lost when one token is multiplied by the largest factor: one row per activation
+    (softmax first), one column per place; each polynomial's cell adds its difference from
+    softmax's loss, paired on the same test images (:func:`polyattn.measures.critiques.outlier_pairs`)."""
     if not runs.all_measured:
         return _short_pending(runs)
     from ..analysis.tables import interval_cell, number_cell
@@ -695,22 +724,27 @@ def outlier_pairs_table(runs: Runs, n_boot: int, preset: str):
     from ..display import name
 
     pairs = measured.outlier_pairs(runs.records, n_boot=n_boot)
-    rows = [{"where": shown, "activation": name(r["activation"]), "its drop (points)": number_cell(r["drop_a"], ".1f"),
-             "softmax's drop": number_cell(r["drop_b"], ".1f"),
-             "difference [95% CI]": interval_cell(r["diff"], r["ci_low"], r["ci_high"], "+.1f")}
-            for shown, (_, r) in zip(first_only(pairs["where"].map(PLACES)), pairs.iterrows())]
+    places = [w for w in PLACES if w in set(pairs["where"])]
+    by = {(r["where"], r["activation"]): r for _, r in pairs.iterrows()}
+    rows = [{"activation": "softmax", **{PLACES[w]: number_cell(pairs.loc[pairs["where"] == w, "drop_b"].iloc[0], ".1f")
+                                          for w in places}}]
+    for act in dict.fromkeys(pairs["activation"]):
+        rows.append({"activation": name(act), **{
+            PLACES[w]: f"{number_cell(by[(w, act)]['drop_a'], '.1f')} "
+                       f"({interval_cell(by[(w, act)]['diff'], by[(w, act)]['ci_low'], by[(w, act)]['ci_high'], '+.1f')})"
+            for w in places if (w, act) in by}})
     images = ", ".join(str(int(n)) for n in sorted(pairs["n_images"].unique()))
-    return styled(rows, f"Accuracy lost when one token is multiplied by {pairs['factor'].iloc[0]:g}, against softmax's "
-                        f"loss, paired on {images} test images; interval by bootstrap over images ({n_boot} resamples), "
-                        f"not over training seeds (short retraining, seed {runs.config.seed}, preset {preset})"
-                        + SHORT_DEVIATION)
+    return compact(styled(rows, f"Accuracy lost (points) when one token is multiplied by {pairs['factor'].iloc[0]:g} at each "
+                        f"place; in brackets the difference from softmax's loss [95% CI], paired on {images} test "
+                        f"images, by bootstrap over images ({n_boot} resamples), not over training seeds (short "
+                        f"retraining, seed {runs.config.seed}, preset {preset})" + SHORT_DEVIATION))
 
 
 def outlier_factor_tables(runs: Runs, preset: str) -> list:
     """The accuracy, and the token's share of the last layer's attention, at every factor, place and
     activation: two tables."""
     if not runs.all_measured:
-        return [_short_pending(runs)]
+        return [_short_pending(runs)] * 2
     from ..analysis import critiques as crit
     from ..book.deliver import styled
     from ..display import name
@@ -746,7 +780,7 @@ def outlier_figure(runs: Runs, preset: str, where: str = measured.OUTLIER_PLACE)
     outl, _ = crit.short_outliers(runs.records)
     outl = outl[outl["activation"].isin(measured.MAP_SPECS) & (outl["where"] == where)]
     last = int(outl["layer"].max())
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.2))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.0))
     for act in measured.MAP_SPECS:
         g = outl[outl["activation"] == act]
         col = plotting.activation_color(act)
@@ -759,9 +793,12 @@ def outlier_figure(runs: Runs, preset: str, where: str = measured.OUTLIER_PLACE)
         a.set_xlabel(f"factor on one token's {PLACES[where]}")
     ax.set_ylabel("test accuracy (%)")
     ax2.set_ylabel(f"share of |weights|, layer {last + 1}")
-    ax.legend(frameon=False, fontsize="small")
-    ax2.legend(frameon=False, fontsize="small", loc="center left")
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    handles, labels = [], []
+    for a in (ax, ax2):
+        h, lab = a.get_legend_handles_labels()
+        handles, labels = handles + h, labels + lab
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 0.93))
     plotting.stamp(fig, preset, f"short retraining, seed {runs.config.seed}", loc="upper right")
     return fig
 
@@ -787,7 +824,7 @@ def maps_figure(runs: Runs, preset: str, image: int = 0):
     smaps = crit.short_maps(runs.records)
     picture = load_dataset(c.dataset, c.train_subset, c.test_subset).test_x[image, 0]
     n_l, _, n_h = smaps[measured.MAP_SPECS[0]]["cls"].shape[:3]
-    fig, axes = plt.subplots(len(measured.MAP_SPECS), 1 + n_l * n_h, figsize=(7, 0.85 * len(measured.MAP_SPECS) + 0.4))
+    fig, axes = plt.subplots(len(measured.MAP_SPECS), 1 + n_l * n_h, figsize=(7, 0.78 * len(measured.MAP_SPECS) + 0.4))
     for row, act in zip(axes, measured.MAP_SPECS):
         cls = smaps[act]["cls"][:, image]                                           # [L, H, g, g]
         vmax = float(np.abs(cls).max()) or 1.0
@@ -929,7 +966,7 @@ def powers_figure(runs: Runs, preset: str):
     from ..analysis import critique_runs
 
     final, change = _power_means(runs)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.2))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 2.8))
     for odd, style, colour, label in ((False, "o-", "C0", "xᵖ/√N"), (True, "s--", "C3", "sign kept, x·|x|ᵖ⁻¹/√N")):
         sub = final[[critique_runs.power_of(a)[1] == odd for a in final["activation"]]]
         stats_ = [(critique_runs.power_of(a)[0], *analysis.t_interval(100 * g["test_acc"].dropna()))
@@ -946,8 +983,8 @@ def powers_figure(runs: Runs, preset: str):
     ax2.plot(ps, mean["last"], "o-", color="black", label="last probe")
     ax2.set(yscale="log", xlabel="power p (xᵖ/√N)", ylabel="‖∂L/∂A‖_F", title="Gradient at the attention weights")
     ax2.legend(frameon=False, fontsize="small")
-    fig.tight_layout()
-    plotting.stamp(ax, preset, f"mean, 95% t-interval over {len(runs.seeds)} seed(s)", loc="lower left")
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    plotting.stamp(fig, preset, f"mean, 95% t-interval over {len(runs.seeds)} seed(s)", loc="upper right")
     return fig
 
 
@@ -1106,7 +1143,7 @@ def decay_figure(runs: Runs, preset: str):
     from ..experiments import critiques as grids
 
     wd = decay_frame(runs)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.2))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.0))
     xs = {w: i for i, w in enumerate(grids.WEIGHT_DECAYS)}
     for k, act in enumerate(grids.WEIGHT_DECAY_ACTIVATIONS):
         g = wd[wd["activation"] == act]
@@ -1121,8 +1158,9 @@ def decay_figure(runs: Runs, preset: str):
         axis.set_xlabel("weight decay of every matrix (not to scale)")
     ax.set(ylabel="test accuracy (%)", title="Accuracy")
     ax2.set(yscale="log", ylabel="‖A‖_F/√N at the end", title="Attention norm")
-    ax2.legend(frameon=False, fontsize="small")
-    fig.tight_layout()
+    handles, labels = ax2.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     plotting.stamp(ax, preset, f"{len(runs.records)} of {len(runs.grid)} runs; seeds as points", loc="lower left")
     return fig
 
@@ -1159,31 +1197,84 @@ def decay_numbers(runs: Runs) -> dict:
 # --- the register's comparisons of the alternatives -----------------------------------------------------------
 
 
-def comparison_cell(delivered, comparison_id: str) -> str:
-    """One comparison of a delivered claim in a table cell: its difference and interval, the
-    register's result and the pairs ("−0.78 [−4.02, +2.46] points, inconclusive (3 pairs)")."""
-    from ..claims.report import estimate_cell
-
+def _comparison(delivered, comparison_id: str):
     v = delivered.verdict
     r = next((r for r in v.comparisons if r.comparison.id == comparison_id), None)
     if r is None:
         raise ValueError(f"claim {v.claim.id!r} has no comparison {comparison_id!r}; its comparisons: "
                          f"{', '.join(x.comparison.id for x in v.comparisons)}")
+    return r
+
+
+def comparison_cell(delivered, comparison_id: str, unit: bool = True, pairs: bool = True) -> str:
+    """One comparison of a delivered claim in a table cell: its difference and interval, the
+    register's result and the pairs ("−0.78 [−4.02, +2.46] points, inconclusive (3 pairs)");
+    without ``unit`` and ``pairs`` when the table's caption gives them ("−0.78 [−4.02, +2.46],
+    inconclusive")."""
+    from ..claims.report import estimate_cell
+
+    r = _comparison(delivered, comparison_id)
     if r.n < 2:
         return f"{r.n} pair{'s' if r.n != 1 else ''} stored"
-    return f"{estimate_cell(r)}, {r.result}{r.qualifier} ({r.n} pairs)"
+    estimate = estimate_cell(r)
+    if not unit and r.unit:
+        estimate = estimate.replace(f" {r.unit}", "")
+    return f"{estimate}, {r.result}{r.qualifier}" + (f" ({r.n} pairs)" if pairs else "")
+
+
+def _pairs_and_unit(delivered, ids) -> tuple[str, str]:
+    """The seed pairs and the unit of the comparisons ``ids`` of a delivered claim, for a caption:
+    ("3 seed pairs each" or "3 or 5 seed pairs", "points")."""
+    found = [_comparison(delivered, cid) for cid in ids]
+    ns = sorted({r.n for r in found})
+    units = sorted({r.unit for r in found if r.unit})
+    pairs = f"{ns[0]} seed pairs each" if len(ns) == 1 else f"{' or '.join(map(str, ns))} seed pairs"
+    return pairs, " or ".join(units) or "points"
+
+
+def by_clipping(delivered) -> dict[str, dict[str, str]]:
+    """The layout of :func:`register_table` for a claim that makes each comparison with gradient
+    clipping and without (comparison ids ending ``_clipped`` and ``_unclipped``): one row per
+    comparison, one column per reading of the recipe."""
+    layout: dict = {}
+    columns = {"_clipped": "clipped at norm 1", "_unclipped": "without clipping"}
+    for r in delivered.verdict.comparisons:
+        suffix = next((x for x in columns if r.comparison.id.endswith(x)), None)
+        if suffix is None:
+            raise ValueError(f"comparison {r.comparison.id!r} of claim {delivered.verdict.claim.id!r} names no clipping")
+        label = re.sub(r",? (un)?clipped$", "", r.comparison.label)
+        layout.setdefault(label, {})[columns[suffix]] = r.comparison.id
+    return layout
+
+
+def register_table(delivered, layout: Optional[Mapping[str, Mapping[str, str]]] = None):
+    """A registered claim's comparisons in a compact table, each cell its difference [95% CI] and
+    result (:func:`comparison_cell`; the unit and the seed pairs in the caption): one row per
+    comparison by default, or ``layout`` (row label -> {column label: comparison id}, e.g.
+    :func:`by_clipping`).  The register's full table, with Holm and TOST p, is ``delivered.table``."""
+    from ..book.deliver import styled
+
+    v = delivered.verdict
+    if layout is None:
+        layout = {r.comparison.label: {"difference [95% CI], result": r.comparison.id} for r in v.comparisons}
+    pairs, unit = _pairs_and_unit(delivered, [cid for cells in layout.values() for cid in cells.values()])
+    rows = [{"comparison": label, **{col: comparison_cell(delivered, cid, unit=False, pairs=False)
+                                     for col, cid in cells.items()}}
+            for label, cells in layout.items()]
+    return compact(styled(rows, f"The claim register's comparisons: difference in test-accuracy {unit}, {pairs}; "
+                                f"margin ±{v.claim.margin:g}, α = {v.claim.alpha:g}, Holm over the claim's informative "
+                                f"primary comparisons (Holm and TOST p in its full table, folded below); {v.claim.scale}"))
 
 
 #: The alternatives to the 1/sqrt(N) factor without clipping: (name, (claim, comparison) against
 #: x^3/sqrt(N) or None, (claim, comparison) against the unscaled x^3).
 ALTERNATIVES = (
-    ("Q/K weight decay 0.5", ("qk_controls_unclipped", "qk_decay_0.5"), ("alternatives_vs_unscaled", "qk_decay_0.5")),
-    ("Q/K weight decay 5", ("qk_controls_unclipped", "qk_decay_5"), ("alternatives_vs_unscaled", "qk_decay_5")),
-    ("Q/K initialised ×{gain:.2f}", ("qk_controls_unclipped", "qk_init"), ("alternatives_vs_unscaled", "qk_init")),
-    ("weight decay 0.5 of every matrix", ("weight_decay_unclipped", "cube_decay_0.5"),
-     ("alternatives_vs_unscaled", "decay_0.5")),
+    ("Q/K decay 0.5", ("qk_controls_unclipped", "qk_decay_0.5"), ("alternatives_vs_unscaled", "qk_decay_0.5")),
+    ("Q/K decay 5", ("qk_controls_unclipped", "qk_decay_5"), ("alternatives_vs_unscaled", "qk_decay_5")),
+    ("Q/K init ×{gain:.2f}", ("qk_controls_unclipped", "qk_init"), ("alternatives_vs_unscaled", "qk_init")),
+    ("all matrices decay 0.5", ("weight_decay_unclipped", "cube_decay_0.5"), ("alternatives_vs_unscaled", "decay_0.5")),
     ("QK-norm", ("qk_norm", "cube_qknorm_vs_scaled"), ("alternatives_vs_unscaled", "qk_norm")),
-    ("gradient clipping at norm 1", None, ("alternatives_vs_unscaled", "clipping")),
+    ("clipping at norm 1", None, ("alternatives_vs_unscaled", "clipping")),
 )
 
 
@@ -1196,16 +1287,19 @@ def alternatives_table(delivered: Mapping[str, object]):
     from ..labels import length_aware_gain
 
     gain = length_aware_gain(grids.TABLE1_TOKENS, 3)
-    rows = [{"alternative, applied to the unscaled x³": label.format(gain=gain),
-             "against x³/√N": comparison_cell(delivered[vs_scaled[0]], vs_scaled[1]) if vs_scaled
-             else "the clipping claim below",
-             "against the unscaled x³": comparison_cell(delivered[vs_cube[0]], vs_cube[1])}
+    rows = [{"alternative": label.format(gain=gain),
+             "pairs": " / ".join(str(n) for n in dict.fromkeys(
+                 _comparison(delivered[pair[0]], pair[1]).n for pair in (vs_scaled, vs_cube) if pair)),
+             "against x³/√N": comparison_cell(delivered[vs_scaled[0]], vs_scaled[1], unit=False, pairs=False)
+             if vs_scaled else "the clipping claim",
+             "against the unscaled x³": comparison_cell(delivered[vs_cube[0]], vs_cube[1], unit=False, pairs=False)}
             for label, vs_scaled, vs_cube in ALTERNATIVES]
     margins = sorted({f"{d.verdict.claim.margin:g}" for d in delivered.values()})
-    return styled(rows, "Each alternative to the 1/√N factor, Table 1's recipe without gradient clipping (clipping "
-                        "itself: with against without): the claim register's comparisons, difference in test-accuracy "
-                        f"points [95% CI] and result, margin ±{' or ±'.join(margins)}, Holm within each claim; micro "
-                        "ViT on Fashion-MNIST, book preset")
+    return compact(styled(rows, "Each alternative to the 1/√N factor, applied to the unscaled x³, Table 1's recipe "
+                                "without gradient clipping (clipping itself: with against without): the claim register's "
+                                "comparisons, difference in test-accuracy points [95% CI] and result over the seed pairs, "
+                                f"margin ±{' or ±'.join(margins)}, Holm within each claim; micro ViT on Fashion-MNIST, "
+                                "book preset"))
 
 
 # --- not settled at this scale -----------------------------------------------------------------------------------
@@ -1247,7 +1341,7 @@ def unsettled_table(page):
                                          "and checkpoints kept for the outlier and map measurements "
                                          "(vit.paper_configs)"},
     ]
-    return styled(rows, "Objections not settled at this scale")
+    return compact(styled(rows, "Objections not settled at this scale"))
 
 
 # --- the checklist ---------------------------------------------------------------------------------------------
@@ -1268,3 +1362,85 @@ def checklist_values() -> dict:
 
     return {"ch09_checklist": Markdown(checklist.table_markdown(page_forms=measured_forms())),
             "ch09_checklist_n": len(checklist.CHECKLIST), "ch09_checklist_legend": checklist.legend()}
+
+
+# --- what this chapter found ---------------------------------------------------------------------------------------
+
+
+#: The section of this page that computes each claim it measures (its MyST label); the register's
+#: claims sit under ``claim-<id>`` (:func:`polyattn.claims.report.section_label`).
+MEASURED_SECTIONS = {"norm_paradox": "critiques-norm-paradox", "scale_sensitivity": "critiques-scale",
+                     "powers_gradients": "critiques-gradients", "softmax_saturation": "critiques-gradients",
+                     "outliers": "critiques-extreme-entries", "attention_maps": "critiques-attention-maps"}
+
+
+#: Short names of the claims the reviewers' checklist does not name (the others: its ``SHORT``).
+SHORT_NAMES = {"alternatives_vs_unscaled": "an alternative helps the unscaled x³"}
+
+
+def _rho(n: Mapping, norm: str) -> str:
+    return (f"{n[f'{norm}_rho']:+.2f} ({n[f'{norm}_activations_ci_low']:+.2f} to "
+            f"{n[f'{norm}_activations_ci_high']:+.2f})")
+
+
+#: The key number of each measured claim in the closing table, from its finding's numbers (the
+#: sections give the whole sentence).
+KEY_NUMBERS = {
+    "norm_paradox": lambda n: (f"Spearman ρ of accuracy over {n['activations']} activations: with the attention "
+                               f"norm {_rho(n, 'attention')}, with the Jacobian {_rho(n, 'jacobian')}"),
+    "scale_sensitivity": lambda n: f"k = 1 → 2: {n['k_1_to_2_by_length']}",
+    "powers_gradients": lambda n: (f"gradient through xᵖ/√N at initialisation: {n['gradient_p1_initial']:.2g} at p = 1, "
+                                   f"{n['gradient_p7_initial']:.2g} at p = 7"),
+    "softmax_saturation": lambda n: f"rows saturated in the micro ViT: at most {n['saturated_share_max']:.1%}",
+    "outliers": lambda n: f"the token's share of the last layer's attention at ×{n['factor']:g}: {n['shares']}",
+    "attention_maps": lambda n: f"negative share, first / last layer: {n['negative_shares']}",
+}
+
+
+def findings_rows(chapter: str = "09_critiques") -> list[dict]:
+    """The closing table's rows: one per claim of ``chapter`` (the register's, then those it
+    measures) with its ``id``, short ``name``, ``section`` (MyST label), ``verdict``, ``late`` (a
+    registered claim's margin fixed after the first runs, as the intro's answer table marks it) and
+    ``key`` number (the register's key comparison; for a measured claim, :data:`KEY_NUMBERS`)."""
+    from ..claims.checklist import SHORT
+    from ..claims.evaluate import evaluate
+    from ..claims.register import MEASURED, REGISTER
+    from ..claims.report import answer_rows, section_label
+
+    names = {**SHORT, **SHORT_NAMES}
+    ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
+    answered = {r["id"]: r for r in answer_rows({cid: evaluate(cid) for cid in ids}, ids)}
+    rows = []
+    for cid in ids:
+        r = answered.get(cid)
+        row = {"id": cid, "name": names.get(cid, cid), "section": section_label(cid)}
+        if r is None:
+            rows.append({**row, "verdict": "no paired runs stored yet", "late": False, "key": ""})
+        else:
+            verdict = r["verdict"] + (" (interim)" if r["interim"] else "")
+            rows.append({**row, "verdict": verdict, "late": r["late"], "key": r["key number"]})
+    for cid, c in MEASURED.items():
+        if c.chapter != chapter or c.machine_dependent:
+            continue
+        finding = c.evaluate()
+        key = KEY_NUMBERS[cid](finding.numbers) if cid in KEY_NUMBERS else finding.summary.split(". ")[0]
+        rows.append({"id": cid, "name": names.get(cid, cid), "section": MEASURED_SECTIONS.get(cid, "critiques-found"),
+                     "verdict": finding.form, "late": False, "key": key})
+    return rows
+
+
+def findings_table(chapter: str = "09_critiques"):
+    """The closing table ("What this chapter found"): each claim's short name linked to the
+    section that computes it, its verdict and its key number (:func:`findings_rows`), compact."""
+    from html import escape
+
+    from ..book.deliver import styled
+
+    rows = findings_rows(chapter)
+    shown = [{"claim": f'<a href="#{r["section"]}">{escape(r["name"])}</a>',
+              "verdict": f"<b>{escape(r['verdict'])}</b>{'†' if r['late'] else ''}",
+              "key number": escape(" ".join(str(r["key"]).split()))} for r in rows]
+    note = ("; † margin registered after the first runs were seen (see the claim's section)"
+            if any(r["late"] for r in rows) else "")
+    return compact(styled(shown, "Each claim this chapter computes, the register's and those it measures, with its "
+                                 "verdict and key number (micro ViT on Fashion-MNIST, book preset)" + note))

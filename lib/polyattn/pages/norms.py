@@ -174,7 +174,7 @@ def best_constant_rows(best) -> list[dict]:
                      "runner-up c": r.runner_up_c_label,
                      "margin (points) [95% CI]": interval_cell(r.margin, r.margin_ci_low, r.margin_ci_high, ".3g"),
                      "interval excludes 0": excludes_zero(r),
-                     "interpolated c* (1/√N)": f"{number_cell(r.c_star) or 'none'} ({number_cell(r.inv_sqrt_n)})",
+                     "interpolated c* (1/√N)": f"{number_cell(r.c_star, missing='none')} ({number_cell(r.inv_sqrt_n)})",
                      "best at grid edge": yes_no(r.at_edge)})
     return rows
 
@@ -390,10 +390,10 @@ def correlation_rows(corr: pd.DataFrame) -> list[dict]:
     return [{"norm": CORRELATED.get(r["norm"], r["norm"]),
              "ρ over runs [95% CI]": interval_cell(r["rho"], r["ci_low"], r["ci_high"]),
              "p": number_cell(r["p"], ".2g"),
-             "95% CI, activations resampled": bracket_cell(r["cluster_ci_low"], r["cluster_ci_high"]) or "none",
+             "95% CI, activations resampled": bracket_cell(r["cluster_ci_low"], r["cluster_ci_high"], missing="none"),
              "ρ within activations [95% CI]": interval_cell(r["within_rho"], r["within_ci_low"], r["within_ci_high"],
                                                             missing="none (one run per activation)"),
-             "p within (permutation)": number_cell(r["within_p"], ".2g") or "none"}
+             "p within (permutation)": number_cell(r["within_p"], ".2g", missing="none")}
             for _, r in corr.iterrows()]
 
 

@@ -7,15 +7,17 @@ and shapes what the page shows of them:
     intro_values()                                            # the five tokens and the two scales
     runs = load(preset, seeds, device, recompute)             # the ``physics`` grid's records
     problem_tables(runs); solution_figure(runs); problem_values(runs)
-    variants_table(runs); grid_values(runs); setting_tables(); book_notes(); probes_table()
-    published_speed_table(); published_speed_values()
-    judging_values(); error_table(runs); published_table(); error_values(runs)
+    grid_values(runs); setting_values(); published_speed_values()
+    fold_setting(runs)    # variants_table(runs), setting_tables(), book_notes(), probes_table(), ...
+    judging_values(); error_table(runs); error_values(runs)
     comparison_table(runs, deliver("physics_poly"), diffs); comparison_values(runs, diffs)
+    control_values(deliver("physics_poly"))                   # the positive control, in words
     budget = budget_runs(); budget_table(budget); budget_values(budget); budget_figure(budget)
     claim_comparison(deliver("physics_long"), "convection")
     field_figure(runs); field_values(runs); curve_figure(runs)
     attention_table(runs); attention_values(runs)
     scope(runs); seed_values(deliver("seed_sensitivity").verdict.numbers)
+    glue_values("ch06", values); fold("ch06_fold_...", table)      # glue for the text and the folds
 
 :func:`load` keeps what it reads for the session, so that each section of the page asks for its
 runs again instead of reading another section's variables.
@@ -35,6 +37,8 @@ from ..analysis import physics as pa
 from ..experiments import physics as grids
 from ..labels import PDES, PHYSICS_VARIANTS, PINN_LABEL, PINNSFORMER_VARIANTS
 from ..measures.physics import GREEK, physics_scope
+from .controls import control_values  # noqa: F401  (the positive control, in words, for the page)
+from .shown import fold, glue_values  # noqa: F401  (glue for the page's text and its folded parts)
 
 SOFTMAX, POLY = "softmax", "x^3/sqrt(N)"
 #: What the paper preset does not run.
@@ -46,8 +50,8 @@ FONT = 9
 CURVE_VARIANTS = (SOFTMAX, POLY, "x^3/14", PINN_LABEL)
 #: Marks a comparison of a registered claim in the page's own tables.
 MARK = " ‡"
-REGISTERED_NOTE = ("‡ a comparison of the registered claim: its difference and result are the claim's, as in its "
-                   "table at the end of the chapter")
+REGISTERED_NOTE = ("‡ a comparison of the registered claim (x³/√N, and the positive control with attention ablated): "
+                   "its difference, p-values and result are the claim register's")
 #: The equations, conditions and closed-form solutions, as the page writes them.
 EQUATIONS = {
     "convection": ("u_t + β u_x = 0", "u(x, 0) = sin x", "periodic in x", "sin(x − βt)"),
@@ -80,6 +84,11 @@ def _small(table):
     return table.set_table_styles(SMALL, overwrite=False)
 
 
+def _nowrap(table, *columns):
+    """``table`` with ``columns`` kept on one line (an interval split over two lines doubles a row)."""
+    return table.set_properties(subset=list(columns), **{"white-space": "nowrap"})
+
+
 def _range(values, fmt: str = ".3f") -> str:
     """"0.014 [0.005, 0.031]": the median and the range of ``values``; "–" when there are none."""
     v = np.asarray([x for x in values if x == x], dtype=float)
@@ -88,6 +97,12 @@ def _range(values, fmt: str = ".3f") -> str:
     if len(v) == 1:
         return format(float(v[0]), fmt)
     return f"{format(float(np.median(v)), fmt)} [{format(float(v.min()), fmt)}, {format(float(v.max()), fmt)}]"
+
+
+def _and(items) -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # --- the runs ----------------------------------------------------------------------------------
@@ -274,6 +289,27 @@ def grid_values(runs: Runs) -> dict[str, str]:
             "seeds_rest": str(runs.seeds("x^3/14")), "test_grid": " × ".join(map(str, test))}
 
 
+def setting_values() -> dict[str, str]:
+    """What the book preset changes from the published setting (the paper preset), per preset
+    (``_book``, ``_paper``): PINNsFormer's feed-forward and output widths (``ff``, ``mlp``), the
+    PINN's width (``pinn``), both collocation grids (``grid``, ``pinn_grid``), the L-BFGS steps
+    on convection, reaction and the wave (``steps``) and how often the test error is computed
+    (``eval``)."""
+    from ..models.pinn import PINN_SIZES
+    from ..models.pinnsformer import PINNSFORMER_SIZES
+
+    out = {}
+    for key in ("book", "paper"):
+        s = grids.SCALES[key]
+        former, pinn = PINNSFORMER_SIZES[s["model"]], PINN_SIZES[s["pinn"].removeprefix("pinn_")]
+        out.update({f"ff_{key}": str(former["d_ff"]), f"mlp_{key}": str(former["d_hidden"]),
+                    f"pinn_{key}": str(pinn["width"]), f"grid_{key}": " × ".join(map(str, s["grid"])),
+                    f"pinn_grid_{key}": " × ".join(map(str, s["pinn_grid"])),
+                    f"steps_{key}": _and(f"{s['steps'][p]:,}" for p in PDES if p in s["steps"]),
+                    f"eval_{key}": str(s["eval_every"])})
+    return out
+
+
 def setting_tables() -> list:
     """The models under the book and paper presets, then the problems and their optimisation."""
     from ..book.deliver import styled
@@ -306,6 +342,23 @@ def probes_table():
              "Seconds": f"{r['CPU s']:.3g} CPU" if r.get("CPU s") is not None else f"{r['wall s']:,} wall",
              "rMAE": f"{r['rMAE']:.3g}"} for r in grids.SIZING]
     return _small(styled(rows, "The probes that sized the book preset (one thread of a shared machine: upper bounds)"))
+
+
+#: The folded parts of the section on what runs, in the order the page shows them.
+SETTING_FOLDS = ("variants", "models", "problems", "notes", "probes", "pub_speed")
+
+
+def fold_setting(runs: Runs, prefix: str = "ch06_fold") -> list[str]:
+    """Glue the configuration detail the page folds (:data:`SETTING_FOLDS`, as ``<prefix>_<name>``):
+    the variants' formulas, the two presets' models and problems, the reasons for each reduction,
+    the probes that sized the book preset and the first runs at the published speed.  Returns the
+    names glued."""
+    models, problems = setting_tables()
+    shown = dict(zip(SETTING_FOLDS, (variants_table(runs), models, problems, book_notes(), probes_table(),
+                                     published_speed_table())))
+    for name, value in shown.items():
+        fold(f"{prefix}_{name}", value)
+    return [f"{prefix}_{name}" for name in shown]
 
 
 def _published_speed_final(root: Optional[Path] = None) -> pd.DataFrame:
@@ -394,16 +447,6 @@ def error_table(runs: Runs):
                                             f"above rMAE {pa.FAIL_RMAE:g}")))
 
 
-def published_table():
-    """The published demo notebooks' test rMAE (one seed, the full configuration)."""
-    from ..book.deliver import styled
-
-    pub = grids.PUBLISHED_ERRORS
-    return styled([{"PDE": p, **{m: f"{v[0]:.3f}" for m, v in pub[p].items()}} for p in PDES],
-                  "Published test rMAE (PINNsFormer's demo notebooks: one seed, the full configuration, scored "
-                  "against the published reference files)")
-
-
 def error_values(runs: Runs) -> dict[str, str]:
     """What the runs cost, in one line, and per problem the failed seeds of softmax, x³/√N and the
     PINN (``failed_<pde>_<softmax|poly|pinn>``: "0 of 5")."""
@@ -430,20 +473,29 @@ def differences(runs: Runs) -> pd.DataFrame:
 
 
 def registered_rows(poly_claim, preset: str) -> dict:
-    """PDE -> the row of the registered claim's comparison of x³/√N with softmax there; empty
-    unless the page reads the book preset (the register reads the book's records)."""
+    """Comparison id -> the row of the registered claim's comparison there (``convection``: x³/√N
+    minus softmax; ``ablated_convection``: the positive control), with its ``mean``; empty unless
+    the page reads the book preset (the register reads the book's records)."""
     if poly_claim is None or preset != "book":
         return {}
     from ..claims.report import comparison_rows
 
     v = poly_claim.verdict
-    return {r.comparison.id: row for r, row in zip(v.comparisons, comparison_rows(v))}
+    return {r.comparison.id: {**row, "mean": getattr(r, "mean", math.nan)}
+            for r, row in zip(v.comparisons, comparison_rows(v))}
+
+
+#: The positive control's variant, as the page names it.
+ABLATED = "attention ablated (uniform 1/N)"
+#: The register's columns the page's table shows for a registered comparison.
+REGISTER_COLUMNS = ("Holm p", "TOST p", "Result")
 
 
 def comparison_table(runs: Runs, poly_claim=None, diffs: Optional[pd.DataFrame] = None):
     """One table for the three problems: each variant minus softmax with the same seed, in log10
-    rMAE with its 95% interval and as a ratio of errors: description, except the rows of x³/√N,
-    which show the registered claim's difference and result (at the book preset)."""
+    rMAE with its 95% interval and as a ratio of errors (description), except the registered
+    claim's rows at the book preset: x³/√N and the positive control (attention ablated), with the
+    register's difference, Holm and TOST p-values and result, marked ‡."""
     if not runs.trains:
         return _not_run(runs)
     from ..analysis.tables import interval_cell, number_cell
@@ -453,36 +505,45 @@ def comparison_table(runs: Runs, poly_claim=None, diffs: Optional[pd.DataFrame] 
     diffs = differences(runs) if diffs is None else diffs
     reg = registered_rows(poly_claim, runs.preset)
     solved = pa.softmax_solved(runs.final)
-    rows = []
-    pdes = [p if solved.get(p) else f"{p} (softmax failed)" for p in diffs["pde"]]
-    for pde, (_, r) in zip(first_only(pdes), diffs.iterrows()):
-        row = {"PDE": pde, "Variant": variant_name(r["variant"]), "Seed pairs": int(r["n_pairs"]),
-               "Δ log10 rMAE [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"]),
-               "Error ratio": number_cell(r["ratio"]), "Registered result": ""}
-        cells = reg.get(r["pde"]) if r["variant"] == POLY else None
+    blank = dict.fromkeys(REGISTER_COLUMNS, "") if reg else {}
+
+    def registered(row, cells):
+        runs_stored = not str(cells["Pairs"]).startswith("0 of")
+        diff = cells["Difference [95% CI]"].removesuffix(" (log10)")
+        row.update({"Δ log10 rMAE [95% CI]": diff + (MARK if runs_stored else ""),
+                    **{c: cells[c] if runs_stored else "–" for c in REGISTER_COLUMNS}})
+        return row
+
+    rows, names = [], []
+    for p in dict.fromkeys(diffs["pde"]):
+        name = p if solved.get(p) else f"{p} (softmax failed)"
+        for _, r in diffs[diffs["pde"] == p].iterrows():
+            row = {"Variant": variant_name(r["variant"]), "Seed pairs": int(r["n_pairs"]),
+                   "Δ log10 rMAE [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"]),
+                   "Error ratio": number_cell(r["ratio"]), **blank}
+            cells = reg.get(p) if r["variant"] == POLY else None
+            rows.append(registered(row, cells) if cells is not None else row)
+            names.append(name)
+        cells = reg.get(f"ablated_{p}")
         if cells is not None:
-            row["Δ log10 rMAE [95% CI]"] = cells["Difference [95% CI]"].removesuffix(" (log10)") + MARK
-            row["Registered result"] = cells["Result"]
-        rows.append(row)
-    if not reg:
-        rows = [{k: v for k, v in row.items() if k != "Registered result"} for row in rows]
-    return _small(styled(rows, runs.caption("Each variant minus softmax PINNsFormer with the same seed, log10 of the "
+            mean = cells.get("mean", math.nan)
+            rows.append(registered({"Variant": ABLATED, "Seed pairs": cells["Pairs"],
+                                    "Error ratio": number_cell(10 ** mean) if mean == mean else "–"}, cells))
+            names.append(name)
+    rows = [{"PDE": pde, **row} for pde, row in zip(first_only(names), rows)]
+    return _nowrap(_small(styled(rows, runs.caption("Each variant minus softmax PINNsFormer with the same seed, log10 of the "
                                             "final test rMAE (negative: smaller error); error ratio: 10 to that mean. "
-                                            "Description, not a test" + (f"; {REGISTERED_NOTE}" if reg else ""))))
+                                            "Description, not a test" + (f"; {REGISTERED_NOTE}" if reg else "")))),
+                   "Δ log10 rMAE [95% CI]")
 
 
 def comparison_values(runs: Runs, diffs: Optional[pd.DataFrame] = None) -> dict[str, str]:
-    """The error ratio of x³/√N to softmax on each problem (``ratio_<pde>``), and how many runs of
-    the positive control (attention ablated, book preset) are stored."""
-    from ..book.deliver import stored_of
-
-    ablated = {"ablated_stored": stored_of(grids.physics_ablated("book"))}
+    """The error ratio of x³/√N to softmax on each problem (``ratio_<pde>``)."""
     if not runs.trains:
-        return {**{f"ratio_{p}": runs.not_run for p in PDES}, **ablated}
+        return {f"ratio_{p}": runs.not_run for p in PDES}
     diffs = differences(runs) if diffs is None else diffs
     poly = diffs[diffs["variant"] == POLY].set_index("pde")
-    return {**{f"ratio_{p}": (f"{poly.loc[p, 'ratio']:.3g}" if p in poly.index else "not run") for p in PDES},
-            **ablated}
+    return {f"ratio_{p}": (f"{poly.loc[p, 'ratio']:.3g}" if p in poly.index else "not run") for p in PDES}
 
 
 # --- predicted fields and loss curves ----------------------------------------------------------------
@@ -564,7 +625,7 @@ def curve_figure(runs: Runs, variants=CURVE_VARIANTS):
     epochs = pa.physics_epochs(runs.records)
     curves = epochs.groupby(["pde", "variant", "step"], sort=False)[["train_loss", "rMAE"]].median().reset_index()
     specs = dict(PINNSFORMER_VARIANTS)
-    fig, axes = plt.subplots(2, len(runs.pdes), figsize=(4.0 * len(runs.pdes), 6.0), squeeze=False)
+    fig, axes = plt.subplots(2, len(runs.pdes), figsize=(4.0 * len(runs.pdes), 5.2), squeeze=False)
     for j, name in enumerate(runs.pdes):
         for label in variants:
             c = curves[(curves["pde"] == name) & (curves["variant"] == label)]

@@ -12,7 +12,7 @@ measurements the page's tables and figures read as well.  This module shapes wha
     score_scale(...); score_scale_figure(...)                                 # what 1/sqrt(N) buys
     readings(...); readings_figure(...); readings_table(...)                  # critique 7
     qgrad_difference(seed); thm44_survey(...); thm44_ratio_table(...)         # Theorem 4.4
-    correlated(...); correlated_figure(...); factors_table(); model_norms_table(...)  # assumptions
+    correlated(...); correlated_table(...); factors_table(); model_norms_table(...)  # assumptions
     findings_table()                                                          # the closing summary
 
 Each section of the page asks for its data again (the loaders keep their frames for the session),
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from .. import theory
-from ..display import scientific
 from ..measures import theorems
+from ..numbers import scientific
 
 #: Labels of the figures (points): at least the book's minimum.
 FONT = 9
@@ -112,6 +112,15 @@ def claim_numbers(claim_id: str) -> dict:
     return dict(_finding(claim_id).numbers)
 
 
+def _styled(rows: list[dict], caption: str, nowrap: str = "td"):
+    """:func:`polyattn.book.deliver.styled` with the cells ``nowrap`` selects kept on one line, so
+    that a number and its interval or power of ten never break across lines."""
+    from ..book.deliver import styled
+
+    return styled(rows, caption).set_table_styles([{"selector": nowrap, "props": "white-space: nowrap"}],
+                                                  overwrite=False)
+
+
 def _legend(ax, outside: bool = False, **kw):
     where = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0)) if outside else {}
     return ax.legend(frameon=False, fontsize=FONT, **{**where, **kw})
@@ -161,24 +170,15 @@ def gap_cell(gap: float) -> str:
 def gap_table(survey: pd.DataFrame, preset: str, every: int = 2):
     """The smallest gap per kind of logits at every ``every``-th N of the survey (– where no matrix
     of that kind was evaluated)."""
-    from ..book.deliver import styled
 
     P = theory.preset(preset)
     smallest = survey.pivot_table(index="N", columns="kind", values="fro_gap", aggfunc="min")
     rows = [{"N": int(n), **{label: gap_cell(smallest.loc[n].get(kind, float("nan")))
                              for kind, label in GAP_KINDS.items()}} for n in smallest.index[::every]]
-    return styled(rows, f"Smallest gap 1 − ‖softmax(A)‖_F/√N at every {'other ' if every == 2 else ''}N of the "
-                        f"survey (preset {preset}; {P.softmax_reps} random (standard deviation 1) and peaked (8) "
-                        f"logit matrices per N; one-hot rows with a logit gap of 10⁴; ascent {P.ascent_steps} Adam "
-                        "steps in float64; 0: below 10⁻¹², float64's reach; –: no ascent at this N)")
-
-
-def norm_bound_numbers() -> dict[str, str]:
-    """The glued numbers of Theorem 4.1 (1), from its finding."""
-    return formatted(claim_numbers("thm41_1"), {
-        "ascent_steps": "d", "adversarial_min_gap": ".2g", "adversarial_max_gap": ".2g", "adversarial_n_max": "d",
-        "peaked_min_gap": ".2g", "random_max_ratio": ".3f", "matrices_above": "d", "matrices_evaluated": "d"},
-        prefix="t41a_")
+    return _styled(rows, f"Smallest gap 1 − ‖softmax(A)‖_F/√N at every {'other ' if every == 2 else ''}N (preset "
+                         f"{preset}; per N {P.softmax_reps} random logit matrices of standard deviation 1, 8 peaked, "
+                         f"one-hot rows with a logit gap of 10⁴ and an Adam ascent of {P.ascent_steps} steps in float64; "
+                         "0: below 10⁻¹², float64's reach; –: no ascent)")
 
 
 # --- Theorem 4.1 (2): the Jacobian of softmax ---------------------------------------------------
@@ -247,16 +247,16 @@ def jacobian_numbers(plain: dict, jacrev_difference: float) -> dict[str, str]:
 # --- Theorem 4.2 and Corollary 4.3 --------------------------------------------------------------
 
 
-def moment_ratio_table(ps: Sequence[int] = (1, 2, 3, 4), ds: Sequence[int] = (1, 2, 4, 8, 16, 64, 192, 768),
+def moment_ratio_table(ps: Sequence[int] = (1, 2, 3, 4), ds: Sequence[int] = (1, 2, 4, 16, 64, 768),
                        tolerance: float = 0.01):
     """The exact second moment over the leading term (2p − 1)!! Dᵖ per p and D, and the smallest D
     at which the ratio falls within ``tolerance`` of 1."""
-    from ..book.deliver import styled
 
     ratio = theory.moment_ratio_table(ps, ds).pivot(index="p", columns="D", values="ratio")
     rows = [{"p": int(p), **{f"D = {d}": f"{ratio.loc[p, d]:.3f}" for d in ratio.columns},
              f"smallest D within {tolerance:.0%}": f"{theory.min_d_within(int(p), tolerance):,}"} for p in ratio.index]
-    return styled(rows, "Exact second moment over the leading term (2p − 1)!! Dᵖ (exact arithmetic, no sampling)")
+    return _styled(rows, "Exact second moment over the leading term (2p − 1)!! Dᵖ (exact arithmetic, no sampling)",
+                   nowrap="th, td")
 
 
 def moment_numbers() -> dict[str, str]:
@@ -310,7 +310,6 @@ def bound_figure(mc: pd.DataFrame, preset: str):
 def exponent_table(mc: pd.DataFrame, preset: str):
     """The fitted exponents of E‖C∘ᵖ‖_F per p: in N at the grid's fixed D, unscaled and scaled by
     1/√N, and in D at its fixed N, each beside the exponent the theorem predicts."""
-    from ..book.deliver import styled
 
     P = theory.preset(preset)
     fits_n, fits_d = theorems.thm42_exponents(mc, P)
@@ -321,18 +320,9 @@ def exponent_table(mc: pd.DataFrame, preset: str):
              "in N, scaled by 1/√N (theorem: 1/2)": pm_cell(fn[(p, True)].exponent, fn[(p, True)].ci_lo, fn[(p, True)].ci_hi),
              "in D (leading order: p/2)": pm_cell(fd[p].exponent, fd[p].ci_lo, fd[p].ci_hi)}
             for p in sorted(fd)]
-    return styled(rows, f"Fitted exponents of E‖C∘ᵖ‖_F ± 95% CI: in N at D = {P.thm42_d_at_n}, in D at "
+    return _styled(rows, f"Fitted exponents of E‖C∘ᵖ‖_F ± 95% CI: in N at D = {P.thm42_d_at_n}, in D at "
                         f"N = {P.thm42_n_at_d} (weighted least squares on log-log axes, interval widened by the "
                         f"reduced χ² when above 1; preset {preset}, {P.thm42_reps} draws per point)")
-
-
-def thm42_numbers() -> dict[str, str]:
-    """The glued numbers of Theorem 4.2 and Corollary 4.3, from its finding."""
-    return formatted(claim_numbers("thm42_43"), {
-        "cells_above_stated": "d", "cells": "d", "worst_ratio_to_stated": ".2f", "worst_p": "d", "worst_d": "d",
-        "cells_above_exact": "d", "max_ratio_to_exact": ".4f",
-        "exponent_n_scaled": ".3f", "exponent_n_scaled_ci_lo": ".3f", "exponent_n_scaled_ci_hi": ".3f",
-        "exponent_d": ".3f", "fixed_d": "d", "p": "d"}, prefix="t42_")
 
 
 @lru_cache(maxsize=8)
@@ -433,7 +423,6 @@ def readings_table(survey: pd.DataFrame, fits: pd.DataFrame):
     """Per p: the exponent in N of each reading (queries and keys sharing X), the matrix reading's
     slope between the two largest N beside its large-N prediction, its exponent with independent
     factors, and the ratio of the two readings' norms at the largest N."""
-    from ..book.deliver import styled
 
     shared = survey[survey.setup == "shared X"]
     top = int(shared.N.max())
@@ -448,7 +437,7 @@ def readings_table(survey: pd.DataFrame, fits: pd.DataFrame):
                      "matrix, last slope (prediction)": f"{m.slope_at_largest_n:.2f} ({m.predicted:g})",
                      "matrix, independent A, B": pm_cell(ind.exponent, ind.ci_lo, ind.ci_hi, ".2f"),
                      "matrix ÷ elementwise": f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"})
-    return styled(rows, f"Exponent in N ± 95% CI of the scaled norm under each reading of the power, N = "
+    return _styled(rows, f"Exponent in N ± 95% CI of the scaled norm under each reading of the power, N = "
                         f"{int(shared.N.min())} to {top:,}, queries and keys sharing X unless stated; last slope: "
                         f"between the two largest N; the ratio of the norms at N = {top:,}")
 
@@ -491,7 +480,6 @@ def thm44_survey(preset: str, seed: int) -> pd.DataFrame:
 def thm44_ratio_table(mc: pd.DataFrame, preset: str, seed: int):
     """The unscaled Monte Carlo mean over the bound (p = 1) or its leading order (p > 1), per
     (D, d, p) and N."""
-    from ..book.deliver import styled
 
     P = theory.preset(preset)
     ratio = mc[~mc.scaled.astype(bool)].pivot_table(index=["D", "d", "p"], columns="N", values="ratio_to_bound")
@@ -500,7 +488,7 @@ def thm44_ratio_table(mc: pd.DataFrame, preset: str, seed: int):
     rows = [{"cell": (f"D = {D}, " if several_D else "") + f"d = {d}, p = {p}",
              **{f"N = {n}": f"{ratio.loc[(D, d, p), n]:.3f}" for n in ratio.columns}} for D, d, p in ratio.index]
     shown = ", ".join(f"({D}, {d})" for D, d in dims)
-    return styled(rows, f"Mean gradient norm over Theorem 4.4's bound (p = 1) or its leading order (p > 1), unscaled "
+    return _styled(rows, f"Mean gradient norm over Theorem 4.4's bound (p = 1) or its leading order (p > 1), unscaled "
                         f"((D, d) = {shown}; {P.thm44_reps} draws per cell, σ_x = 1, σ_w = 1/√D; preset {preset}, "
                         f"seed {seed})")
 
@@ -533,37 +521,9 @@ def middle_rho(rhos: Sequence[float]) -> float:
     return 0.5 if 0.5 in inner else (inner[0] if inner else 1.0)
 
 
-def correlated_figure(corr: pd.DataFrame, preset: str):
-    """The norm over Theorem 4.2's prediction against the correlation ρ of K with Q (shared X), with
-    the diagonal model's prediction at K = Q."""
-    import matplotlib.pyplot as plt
-
-    P = theory.preset(preset)
-    n, D, d = P.corr_sizes
-    shared = corr[corr.setup == "shared X"]
-    fig, ax = plt.subplots(figsize=(6.4, 3.3))
-    for p in P.ps:
-        s = shared[shared.p == p].sort_values("rho")
-        ax.errorbar(s.rho, s.ratio, yerr=[s.ratio - s.ratio_ci_lo, s.ratio_ci_hi - s.ratio], fmt="o-",
-                    color=power_color(p), capsize=3, label=f"p = {p}")
-    ax.scatter([1.0] * len(P.ps), [theory.qk_equal_prediction(n, d, p) for p in P.ps], marker="x", s=80,
-               color=[power_color(p) for p in P.ps], zorder=3, label="K = Q, diagonal model")
-    ax.set_yscale("log")
-    ax.set_xlabel("correlation ρ of K with Q")
-    ax.set_ylabel("E‖C∘ᵖ‖_F / Theorem 4.2's prediction")
-    ax.set_title(f"Queries and keys sharing X: N = {n}, D = {D}, d = {d}")
-    handles, labels = ax.get_legend_handles_labels()
-    order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("K = Q"))
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left", frameon=False, fontsize=FONT)
-    _stamp(ax, preset, f"{P.corr_reps} draws, 95% CI", loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
 def correlated_table(corr: pd.DataFrame, preset: str, seed: int):
     """Per p: the norm over Theorem 4.2's prediction for independent A and B, for queries and keys
     sharing X at ρ = 0, at :func:`middle_rho` and at K = Q, and the diagonal model at K = Q."""
-    from ..book.deliver import styled
 
     P = theory.preset(preset)
     n, D, d = P.corr_sizes
@@ -578,7 +538,7 @@ def correlated_table(corr: pd.DataFrame, preset: str, seed: int):
              **({f"ρ = {mid:g}": cell(shared.loc[(mid, p)])} if mid < 1 else {}),
              "K = Q (ρ = 1)": cell(shared.loc[(1.0, p)]),
              "K = Q, diagonal model": f"{theory.qk_equal_prediction(n, d, p):.3g}"} for p in P.ps]
-    return styled(rows, f"E‖C∘ᵖ‖_F over Theorem 4.2's prediction ± 95% CI (N = {n}, D = {D}, d = {d}; "
+    return _styled(rows, f"E‖C∘ᵖ‖_F over Theorem 4.2's prediction ± 95% CI (N = {n}, D = {D}, d = {d}; "
                         f"{P.corr_reps} draws per cell; preset {preset}, seed {seed})")
 
 
@@ -604,17 +564,15 @@ def factors_table(p: int = P_MAX, models: Sequence[str] = FACTOR_MODELS):
     """The two factors of Corollary 4.3's bound at the sizes ``models`` of
     :data:`polyattn.theory.MODEL_SIZES`, with the scores scaled by 1/√d and read without it."""
     from ..analysis.tables import number_cell
-    from ..book.deliver import styled
 
     factors = theory.bound_factors_table([p], {m: theory.MODEL_SIZES[m] for m in models})
     rows = [{"model": r.model.split(" (")[0] if "micro" not in r.model else "micro ViT", "N, D, d": f"{r.N}, {r.D}, {r.d_head}",
-             "√N": f"{r.n_factor:.3g}", "D factor, scores ÷ √d": f"{r.dfactor_scaled_scores:.3g}",
+             "√N": f"{r.n_factor:.3g}", "D factor, ÷ √d": f"{r.dfactor_scaled_scores:.3g}",
              "unscaled, D = width | d": f"{number_cell(r.dfactor_model)} | {number_cell(r.dfactor_head)}",
              "√N reaches it at N =": f"{number_cell(r.n_crossover_model, '.2g')} | {number_cell(r.n_crossover_head, '.2g')}"}
             for r in factors.itertuples()]
-    return styled(rows, f"The two factors of Corollary 4.3's bound for p = {p} (unit-variance factors, exact "
-                        "arithmetic): the D factor with the scores scaled by 1/√d, and read without it with D the "
-                        "width or the head dimension d")
+    return _styled(rows, f"The two factors of Corollary 4.3's bound for p = {p} (unit-variance factors, exact "
+                         "arithmetic): the D factor with the scores divided by √d, and without it, D the width | d")
 
 
 def factor_numbers() -> dict[str, str]:
@@ -655,7 +613,6 @@ def model_norms_table(init: pd.DataFrame, trained: pd.DataFrame, preset: str):
     i.i.d.-Gaussian prediction from it; and, when trained records are stored, the same norm at their
     last probed step (mean and largest over records, layers and heads)."""
     from ..analysis.tables import number_cell
-    from ..book.deliver import styled
     from ..display import name
 
     at_init = init.groupby("activation", sort=False)[["fro_over_sqrt_n", "score_std", "gaussian_over_sqrt_n"]].mean()
@@ -674,13 +631,12 @@ def model_norms_table(init: pd.DataFrame, trained: pd.DataFrame, preset: str):
                 if a in trained_stats.index else "no stored run")
         rows.append(row)
     n = int(init.N.iloc[0])
-    caption = (f"‖A‖_F/√N of a micro ViT (28 × 28 inputs, patch 4: N = {n}) at initialisation, "
-               f"{theory.preset(preset).vit_batch} standard-normal images, mean over the 4 layers × 4 heads, beside "
-               "its prediction for Gaussian scores of the measured std")
+    caption = (f"‖A‖_F/√N of a micro ViT (N = {n}; mean over 4 layers × 4 heads) at initialisation on "
+               f"{theory.preset(preset).vit_batch} standard-normal images, beside its prediction for Gaussian scores of "
+               "the measured std")
     if trained_stats is not None:
-        caption += (f"; trained: {trained.record.nunique()} finished Table 1 records (preset {preset}) at their last "
-                    "probed step, over layers and heads")
-    return styled(rows, caption)
+        caption += f"; trained: {trained.record.nunique()} finished Table 1 records (preset {preset}), last probed step"
+    return _styled(rows, caption)
 
 
 def model_norms_numbers(init: pd.DataFrame, trained: pd.DataFrame) -> dict[str, str]:

@@ -44,6 +44,8 @@ CONVERGED_GROUPS = (
 )
 #: The smallest font of the figures (points).
 FONT = 9
+#: The widest figure (inches): about the page's column, so that a figure is not shrunk to fit it.
+WIDTH = 8.4
 
 
 def glue_values(values: Mapping[str, object]) -> None:
@@ -111,37 +113,158 @@ def registered(grid: str, delivered: Sequence, preset: str, pooled: bool = False
     return registered_rows(grid, delivered, pooled=pooled, preset=preset)
 
 
-#: What :func:`polyattn.book.deliver.findings` writes in the row of a claim without paired runs.
-NO_PAIRS = "*no paired runs stored yet*"
+#: The closing list's short name of each claim of the chapter (the review checklist's where it has one).
+SHORT_NAMES = {"table2_converged": "x³ matches softmax with the DeiT-style recipe, converged",
+               "converged_unclipped": "converged without clipping: x³/√N matches softmax, unscaled x³ worse",
+               "unclipped_parity": "scaled polynomials match softmax, unclipped"}
+#: The label of the section that states a measured claim of the chapter.
+MEASURED_SECTIONS = {"fig1_scale": "vit-scale"}
+
+
+def short_name(claim_id: str) -> str:
+    """A claim's name in a few words, for the closing list."""
+    from ..claims.checklist import SHORT
+
+    return {**SHORT, **SHORT_NAMES}.get(claim_id, claim_id)
+
+
+def verdict_numbers(prefix: str, delivered) -> dict[str, str]:
+    """A registered claim's verdict for the prose: ``<prefix>_form`` (the register's word, † when its
+    margin or chance level was fixed after runs were seen, "(interim)" while planned pairs are
+    missing) and ``<prefix>_key`` (its key comparison with the difference and 95% interval)."""
+    from ..claims.report import answer_rows
+
+    v = delivered.verdict
+    rows = answer_rows({v.claim.id: v}, [v.claim.id])
+    late = bool(v.claim.registered_after or v.claim.chance_registered_after)
+    if not rows:
+        return {f"{prefix}_form": v.form + ("†" if late else ""),
+                f"{prefix}_key": "no comparison has two paired runs yet"}
+    r = rows[0]
+    return {f"{prefix}_form": r["verdict"] + ("†" if r["late"] else "") + (" (interim)" if r["interim"] else ""),
+            f"{prefix}_key": r["key number"]}
+
+
+def grid_stored(grid_name: str, root=None) -> tuple[int, int]:
+    """(stored, planned) runs of a grid at the book preset (records under ``root``, default the
+    book's store)."""
+    from ..experiments import GRIDS
+    from ..runs import page_records
+
+    configs = GRIDS[grid_name]("book", None)
+    return len(page_records(configs, "book", root=root)), len(configs)
+
+
+def to_run(grid_name: str, root=None) -> str:
+    """"5 of the 35 runs of the grid `vit_converged` are still to run" (Markdown), or that none or
+    every run of it is stored."""
+    stored, planned = grid_stored(grid_name, root)
+    if stored >= planned:
+        return f"all {planned:,} runs of the grid `{grid_name}` are stored"
+    if stored == 0:
+        return f"none of the {planned:,} runs of the grid `{grid_name}` is stored yet"
+    return (f"{planned - stored:,} of the {planned:,} runs of the grid `{grid_name}` "
+            f"{'is' if planned - stored == 1 else 'are'} still to run")
+
+
+def findings_list(chapter: str = "04_vit") -> str:
+    """The closing list (Markdown): one line per claim of ``chapter`` with paired runs, its short
+    name linked to its section, the register's verdict and its key number, then each measured
+    claim; the claims still waiting for runs in one sentence with their grids' stored runs."""
+    from ..claims.evaluate import evaluate
+    from ..claims.register import MEASURED, REGISTER
+    from ..claims.report import answer_rows, section_label
+
+    ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
+    verdicts = {cid: evaluate(cid) for cid in ids}
+    rows = {r["id"]: r for r in answer_rows(verdicts, ids)}
+    lines, waiting, late = [], [], False
+    for cid in ids:
+        link = f"{{ref}}`{short_name(cid)} <{section_label(cid)}>`"
+        r = rows.get(cid)
+        if r is None:
+            grids = dict.fromkeys(g for c in verdicts[cid].claim.comparisons for g in (c.candidate.grid, c.baseline.grid))
+            waiting.append(f"{link} (" + "; ".join(to_run(g) for g in grids) + ")")
+            continue
+        late = late or r["late"]
+        mark = ("†" if r["late"] else "") + (" (interim)" if r["interim"] else "")
+        lines.append(f"- {link}: **{r['verdict']}**{mark}; {r['key number']}")
+    for cid, c in MEASURED.items():
+        if c.chapter != chapter or c.machine_dependent:
+            continue
+        finding = c.evaluate()
+        first = finding.summary.strip().split(". ")[0].rstrip(".")
+        lines.append(f"- {{ref}}`{short_name(cid)} <{MEASURED_SECTIONS.get(cid, 'vit-found')}>`: "
+                     f"**{finding.form}**; {first}")
+    text = "\n".join(lines).replace("\u2212", "−")
+    if waiting:
+        text += "\n\nStill waiting for paired runs: " + "; ".join(waiting) + "."
+    if late:
+        text += "\n\n† margin or chance level registered after the first runs were seen (the claim's account says which)."
+    return text
 
 
 def findings_numbers(chapter: str = "04_vit") -> dict[str, object]:
-    """The chapter's closing table (:func:`polyattn.book.deliver.findings`) without the rows of
-    claims that have no paired run yet (``ch04_findings``), and those claims' statements
-    (``ch04_pending``, "none" when every claim has runs)."""
+    """The closing list as the glue value ``ch04_findings`` (:func:`findings_list`)."""
     from IPython.display import Markdown
 
-    from ..book.deliver import findings
+    return {"ch04_findings": Markdown(findings_list(chapter))}
 
-    lines = findings(chapter, glue_it=False).splitlines()
-    pending = [line.strip("|").split("|")[0].strip() for line in lines if NO_PAIRS in line]
-    kept = [line for line in lines if NO_PAIRS not in line]
-    return {"ch04_findings": Markdown("\n".join(kept)),
-            "ch04_pending": Markdown("; ".join(pending) if pending else "none")}
+
+def glue_folded(name_: str, shown, missing: str = "No record of this grid is stored at this preset") -> None:
+    """Glue a table or figure for a folded part of the page (``{glue}`` in a dropdown): a figure is
+    closed so that it is not shown where it is made; nothing to show (None) glues ``missing``."""
+    from IPython.display import Markdown
+
+    from ..book.deliver import glue
+
+    glue(name_, Markdown(f"*{missing}.*") if shown is None else shown, display=False)
+    if hasattr(shown, "savefig"):
+        import matplotlib.pyplot as plt
+
+        plt.close(shown)
+
+
+def compact_claims_table(delivered: Sequence, min_pairs: int = 2):
+    """The comparisons of one or more delivered claims in four columns (comparison, difference
+    [95% CI], pairs, the register's result), without those with fewer than ``min_pairs`` stored
+    pairs (the caption names them); None when none has that many.  Holm and TOST p are in the
+    register's full table (``delivered.table``)."""
+    from ..book.deliver import styled
+
+    rows, waiting, heads, tails = [], [], [], []
+    for d in delivered:
+        caption = d.table.caption or ""
+        head, _, tail = caption.partition(": ")
+        heads.append(head)
+        tails.append(tail)
+        for r, row in zip(d.verdict.comparisons, claim_rows(d).values()):
+            if r.n >= min_pairs:
+                rows.append({"Comparison": row["Comparison"], "Difference [95% CI]": row["Difference [95% CI]"],
+                             "Pairs": row["Pairs"], "Result": row["Result"]})
+            else:
+                waiting.append(f"{row['Comparison']} ({row['Pairs']} pairs stored)")
+    if not rows:
+        return None
+    tails = list(dict.fromkeys(tails))
+    caption = (" / ".join(heads) + ": " + tails[0]) if len(tails) == 1 else "; ".join(
+        f"{h}: {t}" for h, t in zip(heads, tails))
+    caption += "; the register's comparisons (Holm and TOST p in its full account, folded below)"
+    if waiting:
+        caption += f"; left out until {min_pairs} seed pairs are stored: {'; '.join(waiting)}"
+    return styled(rows, caption)
 
 
 # --- how the comparisons are judged, and what the paper ran ------------------------------------------
 
 
 def judging_numbers() -> dict[str, str]:
-    """The margin, level and power the prose of "How the comparisons are judged" states, and the
-    register's note on when the margin was fixed."""
+    """The margin, level and power the prose of "How the comparisons are judged" states."""
     from .. import analysis
-    from ..claims.register import claim
 
     m = margin()
     return {"ch04_margin": f"±{m:g} accuracy point{'' if m == 1 else 's'}", "ch04_alpha": f"{analysis.ALPHA:g}",
-            "ch04_power": f"{analysis.POWER:g}", "ch04_margin_late": claim("table_parity").registered_after}
+            "ch04_power": f"{analysis.POWER:g}"}
 
 
 def paper_table():
@@ -317,27 +440,13 @@ def scale_differences(records: list[dict]) -> pd.DataFrame:
     return analysis.paired_difference(final, baseline="poly:p=3", compare=present, margin=margin())
 
 
-def scale_table(records: list[dict], seq_len: int):
-    """:func:`scale_differences` for people: description, without a result word."""
-    from ..book.deliver import styled
-
-    if not records:
-        return None
-    d = scale_differences(records)
-    rows = [{"Comparison": f"{name(r['activation'])} − x³/√{seq_len}", "Seed pairs": int(r["n_pairs"]),
-             "Δ, points [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"], missing="not comparable"),
-             "Smallest detectable Δ (points)": number_text(r["mde"], ".2f", "–")} for r in d.to_dict("records")]
-    return styled(rows, "The cubic's scale at Table 1's recipe, paired by seed: description, not a test")
-
-
 def scale_numbers(records: list[dict]) -> dict[str, str]:
-    """How many of :func:`scale_differences`'s intervals include 0, and each difference."""
+    """The paper's fixed x³/14 and the unscaled x³ against x³/sqrt(N) (:func:`scale_differences`),
+    each difference with its 95% interval, and the seed pairs."""
     if not records:
-        return {"ch04_scale_cover": "none (not run)", "ch04_fixed_diff": "not run", "ch04_unscaled_diff": "not run"}
+        return {"ch04_fixed_diff": "not run", "ch04_unscaled_diff": "not run", "ch04_scale_pairs": "no"}
     d = scale_differences(records).set_index("activation")
-    defined = d.dropna(subset=["ci_low", "ci_high"])
-    cover = int(((defined["ci_low"] <= 0) & (defined["ci_high"] >= 0)).sum())
-    out = {"ch04_scale_cover": f"{cover} of {len(defined)}" if len(defined) else "none (one seed gives no interval)"}
+    out = {"ch04_scale_pairs": ", ".join(sorted({str(int(n)) for n in d["n_pairs"]})) or "no"}
     for key, act in (("ch04_fixed_diff", "poly:p=3,c=1/14"), ("ch04_unscaled_diff", "poly:p=3,c=1")):
         out[key] = (interval_cell(*d.loc[act, ["mean_diff", "ci_low", "ci_high"]], missing="not comparable")
                     + " points") if act in d.index else "not run"
@@ -360,7 +469,8 @@ def curves_figure(records: list[dict], groups: Sequence[tuple], preset: str, yla
     frame["acc"] = frame["test_acc"] * analysis.PERCENT
     panels = [(t, [a for a in specs if (frame["activation"] == a).any()]) for t, specs in groups]
     panels = [(t, specs) for t, specs in panels if set(specs) - {"softmax"}]     # softmax alone says nothing
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.1 * len(panels), 3.6), sharey=True, squeeze=False)
+    # at most WIDTH inches in all, so that the page shows the fonts at their size
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(4.1 * len(panels), WIDTH), 3.6), sharey=True, squeeze=False)
     for ax, (title, specs) in zip(axes[0], panels):
         plotting.line_plot(frame, x="epoch", y="acc", ax=ax, order=specs, legend=False, band="std")
         handles, labels = ax.get_legend_handles_labels()
@@ -380,26 +490,6 @@ def curves_figure(records: list[dict], groups: Sequence[tuple], preset: str, yla
 _CELLS = ["model", "augment"]
 
 
-def table2_accuracy_table(records: list[dict], caption_text: str = ""):
-    """Final test accuracy per model, recipe and activation (mean ± sd over seeds), under the
-    grid's caption."""
-    from .. import analysis
-    from ..book.deliver import styled
-
-    if not records:
-        return None
-    final = analysis.final_accuracy(records)
-    summary = analysis.summary_table(final, by=_CELLS + ["activation"])
-    rows = {}
-    for s in summary.to_dict("records"):
-        row = rows.setdefault((s["model"], s["augment"]), {"Model, recipe": recipe_label(s["model"], s["augment"])})
-        acc = f"{s['mean']:.2f}" + ("" if s["std"] != s["std"] else f" ± {s['std']:.2f}")
-        row[f"{name(s['activation'])} (%)"] = acc + (f" ({s['n_diverged']} diverged)" if s["n_diverged"] else "")
-    from ..book.views import with_note
-
-    return styled(list(rows.values()), with_note(caption_text, "final test accuracy, mean ± sd over seeds"))
-
-
 def table2_cells(records: list[dict]) -> pd.DataFrame:
     """x³/sqrt(N) against softmax in each model/recipe cell, paired by seed."""
     from .. import analysis
@@ -416,42 +506,55 @@ def table2_pooled(records: list[dict]) -> pd.DataFrame:
     return analysis.pooled_difference(final, baseline="softmax", cells=_CELLS, margin=margin())
 
 
-def table2_difference_table(records: list[dict], claims: Optional[dict] = None):
-    """Each cell's difference from softmax (description), and the pooled one: the register's
-    numbers and result where it makes the comparison (``claims``, pooled rows), the F-test p of
-    the cells' disagreement beside it."""
+def table2_table(records: list[dict], claims: Optional[dict] = None, caption_text: str = ""):
+    """Each model/recipe cell's final test accuracy per activation (mean ± sd over seeds) and
+    x³/sqrt(N) − softmax paired by seed (description), then the difference pooled over the cells:
+    the register's numbers and result where it makes that comparison (``claims``, pooled rows)."""
+    from .. import analysis
     from ..book.deliver import styled
+    from ..book.views import SMALL, with_note
 
     if not records:
         return None
     claims = claims or {}
-    rows = [{"Cells": recipe_label(r["model"], r["augment"]), "Seed pairs": str(int(r["n_pairs"])),
-             "Δ x³/√N − softmax, points [95% CI]": interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"],
-                                                                  missing="not comparable"),
-             "Register's result": "", "Cells differ, F-test p": ""} for r in table2_cells(records).to_dict("records")]
+    final = analysis.final_accuracy(records)
+    summary = analysis.summary_table(final, by=_CELLS + ["activation"])
+    diffs = {(r["model"], r["augment"]): r for r in table2_cells(records).to_dict("records")}
+    delta = "Δ, points [95% CI]"
+    rows = {}
+    for s in summary.to_dict("records"):
+        cell = (s["model"], s["augment"])
+        row = rows.setdefault(cell, {"Model, recipe": recipe_label(*cell)})
+        acc = number_text(s["mean"], ".2f", "–") + ("" if s["std"] != s["std"] else f" ± {s['std']:.2f}")
+        row[f"{name(s['activation'])} (%)"] = acc + (f" ({s['n_diverged']} diverged)" if s["n_diverged"] else "")
+    acc_columns = list(dict.fromkeys(k for row in rows.values() for k in row if k != "Model, recipe"))
+    out = []
+    for cell, row in rows.items():
+        d = diffs.get(cell)
+        out.append({**row, delta: interval_cell(d["mean_diff"], d["ci_low"], d["ci_high"], missing="not comparable")
+                    if d else "–", "Seed pairs": str(int(d["n_pairs"])) if d else "", "Register's result": ""})
     for r in table2_pooled(records).to_dict("records"):
         reg = claims.get(r["activation"])
-        rows.append({"Cells": f"pooled over {int(r['n_cells'])} cells",
-                     "Seed pairs": reg["Pairs"] if reg else str(int(r["n_pairs"])),
-                     "Δ x³/√N − softmax, points [95% CI]": registered_cell(reg) if reg else interval_cell(
-                         r["mean_diff"], r["ci_low"], r["ci_high"], missing="not comparable"),
-                     "Register's result": reg["Result"] if reg else "",
-                     "Cells differ, F-test p": number_text(r["heterogeneity_p"], ".2g", "–")})
-    if not any(r["Register's result"] for r in rows):
-        for r in rows:
+        out.append({"Model, recipe": f"pooled over {int(r['n_cells'])} cells", **{c: "" for c in acc_columns},
+                    delta: registered_cell(reg) if reg else interval_cell(r["mean_diff"], r["ci_low"], r["ci_high"],
+                                                                          missing="not comparable"),
+                    "Seed pairs": reg["Pairs"] if reg else str(int(r["n_pairs"])),
+                    "Register's result": reg["Result"] if reg else ""})
+    if not any(r["Register's result"] for r in out):
+        for r in out:
             del r["Register's result"]
     note = DESCRIPTION_NOTE if claims else "every difference is description, not a test"
-    return styled(rows, f"x³/√N against softmax, paired by seed within each cell; {note}")
+    caption = with_note(caption_text, "final test accuracy, mean ± sd over seeds; Δ: x³/√N − softmax, paired by seed "
+                                      f"within each cell, pooled with cell fixed effects; {note}")
+    return styled(out, caption).set_table_styles(SMALL, overwrite=False)
 
 
 def table2_numbers(records: list[dict]) -> dict[str, str]:
-    """The range of the cells' differences and the F-test p of their disagreement."""
+    """The F-test p of the cells' disagreement."""
     if not records:
-        return {"ch04_t2_cell_low": "not run", "ch04_t2_cell_high": "not run", "ch04_t2_f_p": "not run"}
-    d, pooled = table2_cells(records), table2_pooled(records)
-    return {"ch04_t2_cell_low": number_text(d["mean_diff"].min(), "+.2f"),
-            "ch04_t2_cell_high": number_text(d["mean_diff"].max(), "+.2f"),
-            "ch04_t2_f_p": number_text(pooled["heterogeneity_p"].iloc[0] if len(pooled) else None, ".2g")}
+        return {"ch04_t2_f_p": "not run"}
+    pooled = table2_pooled(records)
+    return {"ch04_t2_f_p": number_text(pooled["heterogeneity_p"].iloc[0] if len(pooled) else None, ".2g")}
 
 
 def table2_figure(records: list[dict], preset: str):
@@ -487,6 +590,19 @@ def table2_figure(records: list[dict], preset: str):
     return fig
 
 
+def table2_converged_numbers() -> dict[str, object]:
+    """The DeiT-style recipe at the converged tier's scale: Table 2's training images, the drop
+    path, the seeds, and the runs still to run."""
+    from IPython.display import Markdown
+
+    from ..experiments import vit
+
+    grid = vit.table2_converged("book")          # the register reads the book preset's records
+    return {"ch04_t2_images": f"{vit.table2('book')[0].train_subset:,}", "ch04_t2c_drop_path": f"{grid[0].drop_path:g}",
+            "ch04_t2c_seeds": str(len({c.seed for c in grid})),
+            "ch04_t2c_to_run": Markdown(to_run("vit_table2_converged"))}
+
+
 # --- which scale wins at which length (Figure 1) ----------------------------------------------------------
 
 
@@ -502,17 +618,14 @@ def sweep_table(records: list[dict], preset: str, caption_text: str):
 
 
 def fig1_numbers(numbers: Mapping[str, object]) -> dict[str, object]:
-    """The numbers of the deciding sweep (the measured claim ``fig1_scale``) for the prose."""
+    """Which sweep decides the measured claim ``fig1_scale``, at what scale, and its best constant
+    per length, for the prose (the slope and its interval are in the claim's sentence)."""
     from IPython.display import Markdown
 
     from ..measures import scale
 
     lengths = sorted(int(k.removeprefix("best c at N = ")) for k in numbers if k.startswith("best c at N = "))
-    has_slope = "slope" in numbers
     return {"ch04_best_by_length": ", ".join(f"{numbers[f'best c at N = {n}']} at N = {n}" for n in lengths) or "none",
-            "ch04_slope": number_text(numbers["slope"], "+.2f") if has_slope else "not fitted",
-            "ch04_slope_ci": (f"{number_text(numbers['slope CI low'], '+.2f')} to "
-                              f"{number_text(numbers['slope CI high'], '+.2f')}") if has_slope else "none",
             "ch04_deciding_sweep": "the longer sweep" if numbers["deciding sweep"] == scale.LONG_GRID
             else "the short sweep",
             "ch04_deciding_scale": Markdown(str(numbers["deciding sweep scale"]))}
@@ -524,28 +637,28 @@ def long_lengths(numbers: Mapping[str, object]) -> list[int]:
 
 
 def long_sweep_table(numbers: Mapping[str, object]):
-    """The longer sweep's mean accuracy per constant at each of its complete lengths, with the
-    spread across constants, the largest seed standard deviation and the measure's reading (None
-    while no length is complete)."""
+    """The longer sweep, one row per complete length: the mean accuracy of each constant, the
+    spread across the constants, the largest seed standard deviation and the measure's reading
+    (None while no length is complete)."""
     from ..book.deliver import styled
+    from ..book.views import SMALL
 
     lengths = long_lengths(numbers)
     if not lengths:
         return None
     consts = list(dict.fromkeys(k.split(": c = ")[1].removesuffix(" (%)") for k in numbers
                                 if k.startswith("long sweep N = ") and ": c = " in k))
-    rows = [{"": f"c = {c}, mean test accuracy (%)",
-             **{f"N = {n}": number_text(numbers.get(f"long sweep N = {n}: c = {c} (%)"), ".2f", "–") for n in lengths}}
-            for c in consts]
-    rows += [{"": "spread across the constants (points)",
-              **{f"N = {n}": number_text(numbers[f"long sweep N = {n}: spread (points)"]) for n in lengths}},
-             {"": "largest seed sd of a constant (points)",
-              **{f"N = {n}": number_text(numbers[f"long sweep N = {n}: largest seed sd (points)"]) for n in lengths}},
-             {"": f"reading (spread under {numbers['flat spread (points)']:g} point: flat)",
-              **{f"N = {n}": numbers[f"long sweep N = {n}: flat"] for n in lengths}}]
+    rows = [{"N": str(n),
+             **{f"c = {c} (%)": number_text(numbers.get(f"long sweep N = {n}: c = {c} (%)"), ".2f", "–") for c in consts},
+             "Spread (points)": number_text(numbers[f"long sweep N = {n}: spread (points)"]),
+             "Largest seed sd": number_text(numbers[f"long sweep N = {n}: largest seed sd (points)"]),
+             "Reading": numbers[f"long sweep N = {n}: flat"]} for n in lengths]
     scale = str(numbers["long sweep scale"]).replace("$", "")
-    return styled(rows, f"The longer sweep at its complete lengths ({scale}, mean over seeds), "
-                        "from the book preset's committed records")
+    return styled(rows, f"The longer sweep at its complete lengths ({scale}): mean test accuracy over seeds per "
+                        f"constant c of c·x³, the spread across the constants, the largest seed standard deviation "
+                        f"of a constant (points) and the measure's reading (flat: spread under "
+                        f"{numbers['flat spread (points)']:g} point); the book preset's committed records"
+                  ).set_table_styles(SMALL, overwrite=False)
 
 
 def _ratio(constants: Sequence[str]) -> float:
@@ -598,8 +711,11 @@ def plateau(records: list[dict]) -> float:
     return max(moves) if moves else math.nan
 
 
-def converged_numbers() -> dict[str, str]:
-    """The converged tier's recipe, its stored runs and their cost, and how flat their last epochs are."""
+def converged_numbers() -> dict[str, object]:
+    """The converged tier's recipe, its stored runs, those still to run (with clipping and without)
+    and their cost, and how flat their last epochs are."""
+    from IPython.display import Markdown
+
     from ..data import split_sizes
     from ..experiments import vit
 
@@ -614,8 +730,16 @@ def converged_numbers() -> dict[str, str]:
             "ch04_conv_activations": ", ".join(name(a) for a in vit.CONVERGED_ACTIVATIONS),
             "ch04_conv_seeds": str(len({c.seed for c in grid})),
             "ch04_conv_stored": f"{len(records)} of {len(grid)}",
+            "ch04_conv_to_run": Markdown(to_run("vit_converged")), "ch04_uconv_to_run": Markdown(to_run("vit_unclipped")),
             "ch04_conv_minutes": f"{min(minutes):.0f} to {max(minutes):.0f}" if minutes else "–",
             "ch04_conv_plateau": number_text(plateau(records), ".2f", "not measured")}
+
+
+def converged_caption() -> str:
+    """The converged tier's results table caption: the register's account of its scale."""
+    from ..claims.register import claim
+
+    return f"The converged tier against softmax: {claim('converged_scale_needed').scale}, the committed records"
 
 
 def unclipped_runs_table(records: list[dict]):
@@ -638,12 +762,43 @@ def unclipped_converged_numbers(records: list[dict], planned: int) -> dict[str, 
             "ch04_uconv_diverged": str(sum(r["status"] == "diverged" for r in records))}
 
 
+#: The converged tier's two questions: (row, (claim, comparison) with clipping, (claim, comparison) without).
+CLIPPING_LAYOUT = (
+    ("x³/√N − softmax", ("table_parity", "converged"), ("converged_unclipped", "cube_sqrt_n")),
+    ("x³ − x³/√N", ("converged_scale_needed", "cube_vs_scaled_converged"), ("converged_unclipped", "cube_vs_scaled")),
+)
+
+
+def comparison_cell(delivered, comparison_id: str) -> str:
+    """One comparison of a delivered claim in a cell: "−0.24 [−0.49, +0.01] points, equivalent
+    (5 of 5 pairs)"; with fewer than two stored pairs, how many are stored."""
+    row = claim_rows(delivered)[comparison_id]
+    r = next(r for r in delivered.verdict.comparisons if r.comparison.id == comparison_id)
+    if r.n < 2:
+        return f"{row['Pairs']} pairs stored"
+    return f"{row['Difference [95% CI]']}, {row['Result']} ({row['Pairs']} pairs)"
+
+
+def clipping_table(delivered: Mapping[str, object], layout=CLIPPING_LAYOUT):
+    """The converged tier's questions with and without gradient clipping, side by side: each cell
+    the register's comparison (:func:`comparison_cell`); ``delivered``: claim id -> delivered claim."""
+    from ..book.deliver import styled
+    from ..claims.register import claim
+
+    rows = [{"Comparison": label, "With clipping at norm 1": comparison_cell(delivered[c0], i0),
+             "Without clipping": comparison_cell(delivered[c1], i1)} for label, (c0, i0), (c1, i1) in layout]
+    unclipped = claim(layout[0][2][0])
+    scale = unclipped.scale.replace("no gradient clipping, ", "")
+    return styled(rows, f"The converged tier with and without gradient clipping (the paper does not clip): the "
+                        f"register's comparisons, margin ±{unclipped.margin:g}; {scale}")
+
+
 # --- Table 1's recipe without clipping --------------------------------------------------------------------
 
 
-def unclipped_table(unclipped: list[dict], clipped: list[dict], preset: str):
-    """Table 1's recipe without gradient clipping beside the same activations with it (mean ± sd
-    over seeds, diverged runs counted apart)."""
+def unclipped_table(unclipped: list[dict], clipped: list[dict], preset: str, recipe: str = "Table 1's recipe"):
+    """A recipe (Table 1's by default) without gradient clipping beside the same activations with
+    it (mean ± sd over seeds, diverged runs counted apart)."""
     from .. import analysis
     from ..book.deliver import styled
 
@@ -666,8 +821,8 @@ def unclipped_table(unclipped: list[dict], clipped: list[dict], preset: str):
                      "Diverged": sum(r["status"] != "ok" for r in runs_),
                      "Without clipping (%)": cell(final_u[final_u["activation"] == act]["test_acc"]),
                      "With clipping (%)": cell(final_c[final_c["activation"] == act]["test_acc"])})
-    return styled(rows, f"Table 1's recipe without and with gradient clipping (final test accuracy, mean ± sd over "
-                        f"seeds), preset {preset}; every other setting as Table 1's")
+    return styled(rows, f"{recipe[:1].upper()}{recipe[1:]} without and with gradient clipping (final test accuracy, "
+                        f"mean ± sd over seeds), preset {preset}; every other setting as with clipping")
 
 
 # --- the quadratic with a learned scale ------------------------------------------------------------------

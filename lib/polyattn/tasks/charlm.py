@@ -26,11 +26,10 @@ import torch
 import torch.nn.functional as F
 
 from ..presets import generator
-from .base import Batch, Metric
+from ..task_declarations import CHARLM_DEFAULTS as DEFAULTS
+from ..task_declarations import charlm_metrics, charlm_option, charlm_seq_lens
+from .base import Batch
 
-DEFAULTS = dict(context=128, windows=6400, eval_windows=64, eval_multiples=(1, 2, 4), sample_chars=200,
-                prompt="And God said, ", temperature=0.8, top_k=20,
-                positions="sinusoidal")
 #: The options a config may set (the prompt and sampling settings are fixed, the same for every run).
 OPTIONS = ("context", "windows", "eval_windows", "eval_multiples", "sample_chars", "positions")
 CORPORA = ("bible_kjv", "synthetic")
@@ -40,8 +39,7 @@ SINK_WINDOWS = 16
 MAP_TOKENS = 32
 
 
-def _opt(config, key):
-    return config.options.get(key, DEFAULTS[key])
+_opt = charlm_option
 
 
 def synthetic_books(n_books: int = 12, words: int = 3000, seed: int = 0) -> dict:
@@ -59,16 +57,10 @@ class CharLanguageModel:
     name = "charlm"
 
     def metrics(self, config):
-        out = [Metric("val_bpc", "bits/char", False, 1.0, "validation bits per character")]
-        for m in _opt(config, "eval_multiples"):
-            suffix = "" if m == 1 else f"_x{m}"
-            out.append(Metric(f"test_bpc{suffix}", "bits/char", False, 1.0,
-                              "test bits per character" + ("" if m == 1 else f" at {m}x the context")))
-        return out
+        return charlm_metrics(config)
 
     def seq_lens(self, config):
-        return {"seq_len": _opt(config, "context"),
-                **{f"eval_len_x{m}": m * _opt(config, "context") for m in _opt(config, "eval_multiples")}}
+        return charlm_seq_lens(config)
 
     def load(self, config, world, rank):
         from ..data.charlm import build_corpus

@@ -39,6 +39,7 @@ import torch
 
 from ..metric_specs import DETECTION_METRICS
 from ..presets import generator
+from ..task_declarations import detection_metrics, detection_seq_lens
 from .base import Batch
 
 DATASETS = ("scenes", "coco")
@@ -141,10 +142,10 @@ class Detection:
     name = "detection"
 
     def metrics(self, config):
-        return list(METRICS)
+        return detection_metrics(config)
 
     def seq_lens(self, config) -> dict:
-        return {"seq_len": (config.image_size // config.patch_size) ** 2}
+        return detection_seq_lens(config)
 
     def load(self, config, world, rank):
         o = options(config)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..model_sizes import image_seq_len
-from .base import ACCURACY, TEST_LOSS, Batch
+from ..task_declarations import image_metrics, image_seq_lens
+from .base import Batch
 
 IN_MEMORY = ("fashion_mnist",)
 
@@ -62,15 +62,15 @@ class ImageClassification:
     name = "images"
 
     def metrics(self, config):
-        return [ACCURACY, TEST_LOSS]
+        return image_metrics(config)
 
     def seq_lens(self, config) -> dict:
-        if is_timm(config.model):
-            from ..models.timm_zoo import attention_lengths
+        declared = image_seq_lens(config)
+        if declared is not None:
+            return declared
+        from ..models.timm_zoo import attention_lengths  # a timm model's N is measured on the model
 
-            return attention_lengths(config.model, config.image_size, config.patch_size,
-                                     config.options.get("n_rule"))
-        return {"seq_len": image_seq_len(config)}
+        return attention_lengths(config.model, config.image_size, config.patch_size, config.options.get("n_rule"))
 
     def load(self, config, world, rank):
         from ..data import load_dataset

@@ -20,9 +20,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .base import ACCURACY, TEST_LOSS, Batch, Metric
-
-VAL_ACCURACY = Metric("val_acc", unit="%", higher_is_better=True, scale=100.0, label="validation accuracy")
+from ..metric_specs import VAL_ACCURACY  # noqa: F401  (re-exported: the task's validation accuracy)
+from ..task_declarations import lra_metrics, lra_seq_lens
+from .base import Batch
 
 
 def _trim(config) -> bool:
@@ -40,16 +40,16 @@ class LongRangeArena:
     name = "lra"
 
     def metrics(self, config):
-        return [ACCURACY, VAL_ACCURACY, TEST_LOSS]
+        return lra_metrics(config)
 
     def seq_lens(self, config):
         from ..data.lra import load_lra
 
-        max_len = config.options.get("max_len")
-        if max_len is None:
-            data = load_lra(config.dataset, 1, 1, 1, seed=0, **data_options(config))
-            max_len = data.train.tokens.shape[1]
-        return {"seq_len": int(max_len)}
+        declared = lra_seq_lens(config)
+        if declared is not None:
+            return declared
+        data = load_lra(config.dataset, 1, 1, 1, seed=0, **data_options(config))
+        return {"seq_len": int(data.train.tokens.shape[1])}
 
     def load(self, config, world, rank):
         from ..data.lra import load_lra

@@ -48,7 +48,8 @@ import torch.nn.functional as F
 from ..labels import MQAR_DEFAULTS as DEFAULTS
 from ..labels import mqar_set_names as set_names
 from ..presets import generator
-from .base import Batch, Metric
+from ..task_declarations import mqar_metrics, mqar_seq_lens
+from .base import Batch
 
 
 def _int(name, value, low):
@@ -130,17 +131,10 @@ class MultiQueryRecall:
     name = "mqar"
 
     def metrics(self, config):
-        o = options(config)
-        out = [Metric("acc", "%", True, 100.0, "recall accuracy over all test queries")]
-        for name, (L, K) in zip(set_names(o["test_sets"]), o["test_sets"]):
-            out.append(Metric(f"acc_{name}", "%", True, 100.0, f"recall accuracy at length {L}, {K} pairs"))
-        out.append(Metric("test_loss", "nats", False, 1.0, "test cross-entropy at the query positions"))
-        return out
+        return mqar_metrics(options(config))
 
     def seq_lens(self, config):
-        o = options(config)
-        return {"seq_len": max(L for L, _, _ in o["train_mix"]),
-                **{f"eval_len_{n}": L for n, (L, _) in zip(set_names(o["test_sets"]), o["test_sets"])}}
+        return mqar_seq_lens(options(config))
 
     def load(self, config, world, rank):
         from ..data.mqar import mixture

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import torch
 
-from .base import Batch, Metric
+from ..task_declarations import pde_metrics
+from .base import Batch
 
 PINN_PREFIX = "pinn_"
 #: The points of the 51 x 51 field (evenly spaced in its order) whose attention maps are averaged.
@@ -35,8 +36,7 @@ class PhysicsInformed:
     name = "pde"
 
     def metrics(self, config):
-        return [Metric("rMAE", "", False, 1.0, "relative mean absolute error"),
-                Metric("rRMSE", "", False, 1.0, "relative root-mean-square error")]
+        return pde_metrics(config)
 
     def seq_lens(self, config):
         from ..models.pinnsformer import SEQ_LEN

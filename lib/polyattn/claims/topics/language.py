@@ -151,11 +151,11 @@ ONE_PAIR = 1 / 8
 
 def _free_rows():
     """The language-model variants whose rows need not sum to one (from the activation registry)."""
-    from ... import activations
+    from ... import specs
     from ...labels import CHARLM_VARIANTS
 
     return tuple((label, spec, n_mode) for label, spec, n_mode in CHARLM_VARIANTS
-                 if not activations.get(spec).rows_sum_to_one)
+                 if not specs.declare(spec).rows_sum_to_one)
 
 
 ATTENTION_SINKS = RegisteredClaim(

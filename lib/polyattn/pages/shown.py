@@ -1,0 +1,34 @@
+"""What a page shows, glued: values for its text, and tables, Markdown or figures for its folded
+parts (a ``{glue}`` directive inside a MyST ``{dropdown}``).
+
+    glue_values("ch06", {"beta": "30"})      # {glue:text}`ch06_beta`
+    fold("ch06_fold_probes", table)           # ```{glue} ch06_fold_probes``` in a dropdown
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+#: What a fold says where the preset has nothing to show.
+NOTHING = "Nothing to show at this preset: its records are not stored."
+
+
+def glue_values(prefix: str, values: Mapping[str, object]) -> None:
+    """Glue each value as ``<prefix>_<key>`` for the page's ``{glue:text}`` references."""
+    from ..book.deliver import glue
+
+    for key, value in values.items():
+        glue(f"{prefix}_{key}", value, display=False)
+
+
+def fold(name: str, shown) -> None:
+    """Glue a table, Markdown or figure for a folded part of the page; a figure is closed so that
+    it is not also shown where it is made, and nothing to show (``None``) glues :data:`NOTHING`."""
+    from IPython.display import Markdown
+
+    from ..book.deliver import glue
+
+    glue(name, Markdown(NOTHING) if shown is None else shown, display=False)
+    if hasattr(shown, "savefig"):
+        import matplotlib.pyplot as plt
+
+        plt.close(shown)
