@@ -19,8 +19,9 @@ Tensor = torch.Tensor
 
 
 @dataclass(frozen=True)
-class Activation:
-    """An attention activation with its declared properties.
+class Activation(Spec):
+    """An attention activation: what its spec declares (:class:`polyattn.specs.Spec`: name, family,
+    parameters, properties, formula) and how it computes its weights.
 
     ``pointwise(s, n)`` is set for elementwise activations (weight depends on the
     score and the row's N only); ``pointwise_grad`` is its derivative in ``s``.
@@ -29,22 +30,15 @@ class Activation:
     the exact Frobenius norm without materialising the Jacobian.  b and c may carry
     one more trailing dimension r: the Jacobian is then diag(a) - sum_r b_r c_r^T
     (activations whose weights also depend on a row's min or max need rank > 1).
+    ``learned_scale`` (from the spec): the weights are multiplied by a learnable factor per head,
+    held by the attention module (:class:`polyattn.attention.Attend`); this object computes them
+    at the factor's initial value 1.
     """
 
-    spec: str
-    family: str
-    params: dict
-    nonnegative: bool
-    rows_sum_to_one: bool
-    elementwise: bool
-    description: str
     pointwise: Optional[Callable[[Tensor, Tensor], Tensor]] = field(default=None, repr=False)
     pointwise_grad: Optional[Callable[[Tensor, Tensor], Tensor]] = field(default=None, repr=False)
     _rows: Optional[Callable[[Tensor, Tensor, Tensor], Tensor]] = field(default=None, repr=False)
     _jacobian_parts: Optional[Callable] = field(default=None, repr=False)
-    #: the weights are multiplied by a learnable factor per head, held by the attention module
-    #: (:class:`polyattn.attention.Attend`); this object computes them at the factor's initial value 1
-    learned_scale: bool = False
 
     def __call__(self, scores: Tensor, mask: Optional[Tensor] = None, n: Optional[Tensor | float] = None) -> Tensor:
         s, mask, n = _prepare(scores, mask, n)
