@@ -25,7 +25,7 @@ HEADLINES = {
     "table_parity": "x³/√N matches softmax (ViT, Tables 1/2)",
     "norm_intervention": "The √N bound is why softmax trains well",
     "converged_scale_needed": "Unscaled x³ is worse (converged ViT)",
-    "converged_unclipped": "Unclipped x³/√N matches softmax",
+    "converged_unclipped": "Unclipped: x³/√N matches, x³ is worse",
     "quadratic": "x²/√N or learned-scale x² matches softmax",
     "unclipped_parity": "Unclipped, the scaled cubes match softmax",
     "unclipped_scale_needed": "Unclipped, unscaled x³ is worse",
