@@ -37,10 +37,12 @@ FAVICON_SVG = (
 
 
 #: The site's own style: the intro's answer table in compact type, so that its rows stay short and
-#: the first screen shows the three answers and the first rows of the table.
+#: the first screen shows the three answers and the first rows of the table; the tables folded in a
+#: dropdown (details for who wants them) compact too, in a body that gives them the column's width.
 BOOK_CSS = """\
-.answer-table table { font-size: 0.85rem; line-height: 1.35; }
+.answer-table table, .sd-dropdown table { font-size: 0.85rem; line-height: 1.35; }
 .answer-table th, .answer-table td { padding: 0.25rem 0.5rem !important; vertical-align: top; }
+.sd-dropdown .sd-card-body { padding-left: 0.25rem; padding-right: 0.25rem; }
 """
 BOOK_CSS_FILE = "book.css"
 

@@ -479,7 +479,7 @@ def table2_table(delivered):
     return _nowrap(styled(table2_rows(delivered), (
         f"{plain(c.statement)}: the claim register's pooled comparisons (margin ±{c.margin:g}, α = {c.alpha:g}, Holm "
         f"over the claim's comparisons) and, below each, its four architectures' own differences ({DESCRIPTION}); "
-        f"{c.scale}")).set_table_styles(SMALL, overwrite=False), "Difference (points) [95% CI]", "90% CI")
+        f"{c.scale}")).set_table_styles(SMALL, overwrite=False), "Difference (points) [95% CI]")
 
 
 def table2_values(delivered) -> dict[str, str]:

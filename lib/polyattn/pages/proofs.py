@@ -255,8 +255,7 @@ def moment_ratio_table(ps: Sequence[int] = (1, 2, 3, 4), ds: Sequence[int] = (1,
     ratio = theory.moment_ratio_table(ps, ds).pivot(index="p", columns="D", values="ratio")
     rows = [{"p": int(p), **{f"D = {d}": f"{ratio.loc[p, d]:.3f}" for d in ratio.columns},
              f"smallest D within {tolerance:.0%}": f"{theory.min_d_within(int(p), tolerance):,}"} for p in ratio.index]
-    return _styled(rows, "Exact second moment over the leading term (2p − 1)!! Dᵖ (exact arithmetic, no sampling)",
-                   nowrap="th, td")
+    return _styled(rows, "Exact second moment over the leading term (2p − 1)!! Dᵖ (exact arithmetic, no sampling)")
 
 
 def moment_numbers() -> dict[str, str]:
@@ -571,8 +570,12 @@ def factors_table(p: int = P_MAX, models: Sequence[str] = FACTOR_MODELS):
              "unscaled, D = width | d": f"{number_cell(r.dfactor_model)} | {number_cell(r.dfactor_head)}",
              "√N reaches it at N =": f"{number_cell(r.n_crossover_model, '.2g')} | {number_cell(r.n_crossover_head, '.2g')}"}
             for r in factors.itertuples()]
-    return _styled(rows, f"The two factors of Corollary 4.3's bound for p = {p} (unit-variance factors, exact "
+    from ..book.deliver import styled
+
+    # single numbers stay on one line; the two-number cells ("a | b") may break at their bar
+    table = styled(rows, f"The two factors of Corollary 4.3's bound for p = {p} (unit-variance factors, exact "
                          "arithmetic): the D factor with the scores divided by √d, and without it, D the width | d")
+    return table.set_properties(subset=["N, D, d", "√N", "D factor, ÷ √d"], **{"white-space": "nowrap"})
 
 
 def factor_numbers() -> dict[str, str]:
