@@ -76,3 +76,18 @@ def test_a_chapter_reaches_the_measure_modules_of_its_own_claims_and_of_those_it
     # a page module naming a claim counts like the chapter's own code
     paged = _names(keys.imported_files("from polyattn.pages import norms\n", pkg, "05_lra"), pkg)
     assert "measures/norms.py" in paged and "measures/costs.py" not in paged
+
+
+def test_an_analysis_module_of_one_chapter_enters_only_that_chapters_key():
+    """Editing a module that one chapter imports re-executes that chapter alone: the real chapters'
+    key files, computed from their code."""
+    root = Path(__file__).resolve().parents[2]
+    package = root / "lib" / "polyattn"
+    files = {md.stem[:2]: _names(keys.imported_files(keys.chapter_code(md), package, md.stem), package)
+             for md in sorted((root / "chapters").glob("[0-9][0-9]_*.md"))}
+    readers = {module: sorted(ch for ch, names in files.items() if module in names)
+               for module in ("analysis/length_sweep.py", "analysis/recall.py", "analysis/physics.py",
+                              "analysis/intervention.py", "analysis/architectures.py", "measures/costs.py")}
+    assert readers == {"analysis/length_sweep.py": ["07"], "analysis/recall.py": ["07"],
+                       "analysis/physics.py": ["06"], "analysis/intervention.py": ["03"],
+                       "analysis/architectures.py": ["10"], "measures/costs.py": ["08"]}
