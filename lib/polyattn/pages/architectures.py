@@ -476,10 +476,11 @@ def table2_table(delivered):
     from ..claims.report import plain
 
     c = delivered.verdict.claim
-    return _nowrap(styled(table2_rows(delivered), (
+    # eight columns: the intervals may break at their comma, or the table is wider than the page's column
+    return styled(table2_rows(delivered), (
         f"{plain(c.statement)}: the claim register's pooled comparisons (margin ±{c.margin:g}, α = {c.alpha:g}, Holm "
         f"over the claim's comparisons) and, below each, its four architectures' own differences ({DESCRIPTION}); "
-        f"{c.scale}")).set_table_styles(SMALL, overwrite=False), "Difference (points) [95% CI]")
+        f"{c.scale}")).set_table_styles(SMALL, overwrite=False)
 
 
 def table2_values(delivered) -> dict[str, str]:
