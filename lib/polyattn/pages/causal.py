@@ -28,6 +28,7 @@ from ..analysis import length_sweep as ls
 from ..analysis import recall
 from ..analysis.tables import interval_cell, number_cell
 from ..labels import CHARLM_VARIANTS
+from .shown import fold, glue_keyed
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
@@ -44,12 +45,8 @@ def show(label: str) -> str:
     return display_label(label)
 
 
-def glue_values(values: Mapping[str, object]) -> None:
-    """Glue each value under its key (text and numbers for ``{glue:text}``, Markdown for ``{glue:md}``)."""
-    from ..book.deliver import glue
-
-    for key, value in values.items():
-        glue(key, value, display=False)
+#: Glue each value under its key, for the page's ``{glue:text}`` and ``{glue:md}`` references.
+glue_values = glue_keyed
 
 
 #: Smaller type for the page's tables (many columns at the width of the page).
@@ -70,20 +67,8 @@ def unbroken(text: str) -> str:
     return text.replace(" ", "\u00a0")
 
 
-def glue_folded(name: str, shown) -> None:
-    """Glue a table, figure or Markdown for a folded block of the page (``{glue}`` in a dropdown): a
-    figure is closed so that it is not also shown where it is made; nothing to show (None) glues a
-    sentence saying so."""
-    from IPython.display import Markdown
-
-    from ..book.deliver import glue
-
-    glue(name, Markdown("Nothing to show at this preset: its records are not stored.") if shown is None else shown,
-         display=False)
-    if hasattr(shown, "savefig"):
-        import matplotlib.pyplot as plt
-
-        plt.close(shown)
+#: Glue a table, figure or Markdown for a folded block of the page (``{glue}`` in a dropdown).
+glue_folded = fold
 
 
 # --- the runs -------------------------------------------------------------------------------------

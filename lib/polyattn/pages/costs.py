@@ -24,6 +24,7 @@ import pandas as pd
 
 from .. import activations, bench, kernels
 from ..display import name
+from .shown import glue_values
 
 #: The benchmarks run on one thread: the clock is then the process's CPU time.
 THREADS = 1
@@ -389,10 +390,7 @@ def scaling_figure(df: pd.DataFrame, preset: str):
 
 def glue_texts(texts: Mapping[str, str]) -> None:
     """Glue each text as ``ch08_<key>`` for the page's ``{glue:text}`` references."""
-    from ..book.deliver import glue
-
-    for key, text in texts.items():
-        glue(f"ch08_{key}", text, display=False)
+    glue_values("ch08", texts)
 
 
 def setup_texts(cfg: Mapping) -> dict[str, str]:

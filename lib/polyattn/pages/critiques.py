@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures import critiques as measured
+from .shown import fold, glue_keyed
 
 #: The norm paradox's activations, x/sqrt(N) (the paper's x/16) first.
 PARADOX = measured.PARADOX_ACTIVATIONS
@@ -136,26 +137,14 @@ def glue_numbers(prefix: str, numbers: Mapping[str, object], formats: Optional[M
     return values
 
 
-def glue_values(values: Mapping[str, object]) -> None:
-    """Glue each value under its key (a string as text, a number as it is)."""
-    from ..book.deliver import glue
-
-    for key, value in values.items():
-        glue(key, value, display=False)
+#: Glue each value under its key, for the page's ``{glue:text}`` and ``{glue:md}`` references.
+glue_values = glue_keyed
 
 
 def glue_folded(name: str, shown) -> None:
     """Glue a table or figure for a folded part of the page (``{glue}`` in a dropdown): a figure is
     closed so that it is not shown where it is made; nothing to show (``None``) glues a note."""
-    from ..book.deliver import glue
-
-    if shown is None:
-        shown = nothing_stored("Not computed at this preset: its records are not stored")
-    glue(name, shown, display=False)
-    if hasattr(shown, "savefig"):
-        import matplotlib.pyplot as plt
-
-        plt.close(shown)
+    fold(name, shown, nothing_stored("Not computed at this preset: its records are not stored") if shown is None else None)
 
 
 def n_boot(preset: str) -> int:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..analysis.tables import bracket_cell, interval_cell, number_cell
 from ..display import name
+from .shown import glue_keyed
 
 #: The norms of Figures 2 and 3, by probe metric: the label of a row of panels and softmax's
 #: bounds as (value as a multiple of sqrt(N), legend, line style).
@@ -50,12 +51,8 @@ NORM_KEYS = {"attention norm": "attn", "activation Jacobian": "act_jac", "parame
 SMALL = 9
 
 
-def glue_values(values: Mapping[str, object]) -> None:
-    """Glue each value under its key (text and numbers for ``{glue:text}``, Markdown for ``{glue:md}``)."""
-    from ..book.deliver import glue
-
-    for key, value in values.items():
-        glue(key, value, display=False)
+#: Glue each value under its key, for the page's ``{glue:text}`` and ``{glue:md}`` references.
+glue_values = glue_keyed
 
 
 def signed(x: float, digits: int = 2) -> str:

@@ -13,21 +13,30 @@ NOTHING = "Nothing to show at this preset: its records are not stored."
 
 
 def glue_values(prefix: str, values: Mapping[str, object]) -> None:
-    """Glue each value as ``<prefix>_<key>`` for the page's ``{glue:text}`` references."""
+    """Glue each value as ``<prefix>_<key>`` (as ``<key>`` with an empty prefix) for the page's
+    ``{glue:text}`` and ``{glue:md}`` references."""
     from ..book.deliver import glue
 
     for key, value in values.items():
-        glue(f"{prefix}_{key}", value, display=False)
+        glue(f"{prefix}_{key}" if prefix else key, value, display=False)
 
 
-def fold(name: str, shown) -> None:
+def glue_keyed(values: Mapping[str, object]) -> None:
+    """Glue each value under its own key (the keys name the page already)."""
+    glue_values("", values)
+
+
+def fold(name: str, shown, empty=None) -> None:
     """Glue a table, Markdown or figure for a folded part of the page; a figure is closed so that
-    it is not also shown where it is made, and nothing to show (``None``) glues :data:`NOTHING`."""
+    it is not also shown where it is made, and nothing to show (``None``) glues ``empty`` (by
+    default :data:`NOTHING`)."""
     from IPython.display import Markdown
 
     from ..book.deliver import glue
 
-    glue(name, Markdown(NOTHING) if shown is None else shown, display=False)
+    if shown is None:
+        shown = Markdown(NOTHING) if empty is None else empty
+    glue(name, shown, display=False)
     if hasattr(shown, "savefig"):
         import matplotlib.pyplot as plt
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..analysis.tables import interval_cell, number_cell, recipe_label, registered_cell
 from ..display import name
+from .shown import glue_keyed
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
@@ -48,12 +49,8 @@ FONT = 9
 WIDTH = 8.4
 
 
-def glue_values(values: Mapping[str, object]) -> None:
-    """Glue each value under its key (text and numbers for ``{glue:text}``, Markdown for ``{glue:md}``)."""
-    from ..book.deliver import glue
-
-    for key, value in values.items():
-        glue(key, value, display=False)
+#: Glue each value under its key, for the page's ``{glue:text}`` and ``{glue:md}`` references.
+glue_values = glue_keyed
 
 
 def number_text(x, fmt: str = ".2f", missing: str = "not computed") -> str:
