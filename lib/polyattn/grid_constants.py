@@ -21,3 +21,8 @@ LRA_BOOK_TRIALS = {
 
 #: The vocabulary of every MQAR grid at the book preset (``causal_mqar``, ``causal_mqar_long``).
 MQAR_BOOK_VOCAB = 512
+#: Key-value pairs per training example of ``causal_mqar_recall`` (length 64, Zoology's 4 pairs there):
+#: its copy plateau, copying some value of the context, scores 1/K.
+MQAR_RECALL_PAIRS = 4
+#: Its vocabulary: the one at which softmax learned recall in the probes (with 512 it stayed below).
+MQAR_RECALL_VOCAB = 128

@@ -341,3 +341,33 @@ def test_a_folded_block_gets_a_note_when_there_is_nothing_to_show_and_a_figure_i
     assert not plt.fignum_exists(fig.number)
     table = cp.compact(cp.variants_table(), ["variant"])
     assert "white-space: nowrap" in table.to_html() and cp.compact(None) is None
+
+
+def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_each_seed():
+    from polyattn.experiments import mqar
+    from polyattn.pages import recall as rp
+
+    grid = mqar.causal_mqar_recall("smoke", seeds=[0, 1])
+    names = [f"acc_{n}" for n, *_ in cp.recall.levels(grid[0])]
+    plateau = cp.recall.levels(grid[0])[0][4]
+    spec = [{"name": n, "higher_is_better": True, "scale": 100.0, "unit": "%", "label": n} for n in names]
+
+    def rec(cfg, acc):
+        return {"schema": 1, "experiment": cfg.experiment, "config": config_dict(cfg), "config_hash": cfg.hash,
+                "seed": cfg.seed, "preset": cfg.preset, "status": "ok", "diverged_step": None, "task": "mqar",
+                "metrics_spec": spec, "seq_lens": {"seq_len": 16}, "provenance": {"git_commit": "x", "wall_s": 1.0},
+                "metrics": [{"epoch": e, "step": e, **{n: a for n in names}} for e, a in ((1, plateau), (2, acc))]}
+
+    # softmax learns in both seeds; x^3/14 only in seed 1; the others stay on the plateau (inside its band)
+    acc = {("softmax", 0): 1.0, ("softmax", 1): 0.98, ("poly:p=3,c=1/14", 1): 0.9}
+    records = [rec(c, acc.get((c.activation, c.seed), plateau * 1.2)) for c in grid]
+    runs = cp.Runs(grid, records, "smoke")
+    counts = rp.learned(runs)
+    assert counts["softmax"] == (2, 2) and counts["x^3/14"] == (1, 2) and counts["x^3/sqrt(i+1)"] == (0, 2)
+    numbers = rp.recall_numbers(runs)
+    assert "softmax 2 of 2" in numbers["ch07_recall_learned"] and "x³/14 1 of 2" in numbers["ch07_recall_learned"]
+    fig = rp.curve_figure(runs)
+    assert len(fig.axes) == len(mqar.RECALL_VARIANTS) and all(len(ax.lines) >= 2 + 2 for ax in fig.axes)
+    empty = rp.recall_numbers(cp.Runs(grid, [], "book", "no run of this grid is stored yet"))
+    assert empty["ch07_recall_learned"] == "no run of this grid is stored yet" and rp.curve_figure(
+        cp.Runs(grid, [], "book")) is None

@@ -192,3 +192,21 @@ def test_the_grid_builds_and_its_smoke_config_trains(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYATTN_RESULTS", str(tmp_path))
     rec = load_or_run(smoke[0], progress=False)
     assert rec["status"] == "ok" and rec["metrics"] and "acc" in rec["metrics"][-1]
+
+
+def test_the_recall_grid_trains_at_one_length_and_load_and_tests_at_it_and_twice_the_load():
+    from polyattn.claims.topics.language import MQAR_RECALL
+    from polyattn.experiments import GRIDS
+    from polyattn.experiments.mqar import RECALL_VARIANTS
+
+    book = GRIDS["causal_mqar_recall"]("book")
+    assert len(book) == 3 * len(RECALL_VARIANTS) == len({(c.hash, c.seed) for c in book})
+    assert [c.seed for c in book[:len(RECALL_VARIANTS)]] == [0] * len(RECALL_VARIANTS)   # seed-major
+    (train_len, pairs, _), = book[0].options["train_mix"]
+    assert book[0].options["test_sets"] == ((train_len, pairs), (train_len, 2 * pairs))
+    assert book[0].options["vocab_size"] > train_len and book[0].model == "recall"
+    for c in book + GRIDS["causal_mqar_recall"]("smoke") + GRIDS["causal_mqar_recall"]("paper"):
+        get_task("mqar").metrics(c)          # every preset's options are valid
+    # the register judges every seed against the plateau of the pairs this grid trains with
+    assert MQAR_RECALL.chance == 100.0 / pairs
+    assert {c.metric for c in MQAR_RECALL.comparisons} <= {m.name for m in get_task("mqar").metrics(book[0])}

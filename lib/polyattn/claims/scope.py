@@ -41,6 +41,7 @@ GRID_TITLES = {
     "causal_length_sweep": "character LM across training lengths",
     "causal_mqar": "MQAR",
     "causal_mqar_long": "MQAR, ten times the epochs",
+    "causal_mqar_recall": "MQAR where softmax learns recall",
     "lra": "shortened LRA",
     "lra_long": "shortened LRA, longer training",
     "physics": "PINNsFormer",
