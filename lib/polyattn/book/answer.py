@@ -134,6 +134,8 @@ def findings_markdown(verdicts: dict) -> str:
                           f"**{longer.form}**: "
                           + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done_longer)
                           + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
+        if cid == "mqar":
+            lines[-1] += _recall_learned(verdicts.get("mqar_recall"))
     lra = _lra_longer(verdicts.get("lra_long"))
     if lra:
         lines.append(lra)
@@ -172,6 +174,21 @@ def _lra_longer(longer) -> str:
                       f"more ({p.longer.n} pairs, {p.longer.result}{p.longer.qualifier})" for p in pairs)
     return (f"- **Long Range Arena with more training steps: did the cubic variants' gaps to softmax survive?** "
             f"{parts} ({longer.claim.scale}). {budget_summary(pairs)}")
+
+
+def _recall_learned(recall) -> str:
+    """Where softmax learns recall: per variant the seeds that learned it and the claim's verdict; ""
+    before a pair is stored."""
+    done = [r for r in recall.comparisons if r.comparison.role == "primary" and r.n and r.learned_counts] \
+        if recall is not None else []
+    if not done:
+        return ""
+    soft = done[0].learned_counts
+    parts = "; ".join(f"{r.comparison.label.split(' − ')[0]} {r.learned_counts[0]} of {r.learned_counts[2]}"
+                      for r in done)
+    return (f" Where softmax does learn recall ({recall.claim.scale}), the seeds that learned it: softmax "
+            f"{soft[1]} of {soft[2]}; {parts}; the claim that the cubic variants match softmax there reads "
+            f"**{recall.form}**.")
 
 
 #: The claim that retests a finding with a larger training budget.

@@ -17,7 +17,7 @@ from .evaluate import ClaimVerdict, ComparisonResult
 HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "converged_unclipped", "quadratic",
             "unclipped_parity", "unclipped_scale_needed", "clipping_as_alternative",
             "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
-            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long")
+            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long", "mqar_recall")
 
 #: The answer table's short name of each of its claims (the full statement is in the verdict table and
 #: the claim's section): short enough that a row of the table fits on one line of the page.
@@ -42,6 +42,7 @@ HEADLINES = {
     "nope_lm": "Without positions, cubic LMs are worse",
     "mqar": "Cubic variants match on recall (MQAR)",
     "mqar_long": "MQAR: still behind with 10× training",
+    "mqar_recall": "MQAR where softmax learns: cubics match",
 }
 
 #: The chapter each claim's section lives in, for links.
@@ -329,7 +330,8 @@ def short_label(label: str) -> str:
 TOPICS = {"table_parity": "ViT", "quadratic": "ViT", "family": "ViT", "unclipped_parity": "ViT",
           "unclipped_scale_needed": "ViT", "converged_scale_needed": "ViT", "table2_architectures": "timm",
           "detection_segmentation": "Mask R-CNN", "lra_fixed_scale": "LRA", "lra_long": "LRA", "physics_poly": "PINN",
-          "physics_long": "PINN", "lm_vs_softmax": "char LM", "nope_lm": "char LM", "mqar": "MQAR", "mqar_long": "MQAR"}
+          "physics_long": "PINN", "lm_vs_softmax": "char LM", "nope_lm": "char LM", "mqar": "MQAR", "mqar_long": "MQAR",
+          "mqar_recall": "MQAR"}
 
 #: The experiment of a claim not named in :data:`TOPICS`, by the chapter that checks it.
 CHAPTER_TOPICS = {"03_norms": "ViT", "04_vit": "ViT", "05_lra": "LRA", "06_physics": "PINN", "07_causal": "char LM",

@@ -45,7 +45,7 @@ def recall_numbers(runs: Runs) -> dict:
 
     cfg = runs.grid[0]
     name, length, pairs, _, plateau = _training_set(cfg)
-    out = {"ch07_recall_setting": f"length {length} with {pairs} pairs, {cfg.epochs} epochs",
+    out = {"ch07_recall_setting": f"length {length} with {pairs} pairs, {cfg.epochs} epoch{'s' * (cfg.epochs != 1)}",
            "ch07_recall_found": f"{runs.stored} planned runs stored",
            "ch07_recall_plateau": f"{100 * plateau:g}%",
            "ch07_recall_tests": " and ".join(f"length {L} with {K} pairs" for _, L, K, _, _ in recall.levels(cfg)),
@@ -76,7 +76,7 @@ def curve_figure(runs: Runs):
     for ax, (variant, recs) in zip(axes.flat, by_variant.items()):
         for r in sorted(recs, key=lambda r: r["seed"]):
             rows = [m for m in r["metrics"] if f"acc_{name}" in m]
-            ax.plot([m["epoch"] for m in rows], [100 * m[f"acc_{name}"] for m in rows], lw=1.2,
+            ax.plot([m["epoch"] for m in rows], [100 * m[f"acc_{name}"] for m in rows], lw=1.2, marker="o", ms=2.5,
                     color=colours.get(variant, "grey"), alpha=0.85)
         ax.axhline(100 * plateau, color="black", ls="--", lw=1)
         ax.axhspan(100 * plateau / recall.PLATEAU_BAND, 100 * plateau * recall.PLATEAU_BAND, color="grey",
