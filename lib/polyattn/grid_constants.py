@@ -24,5 +24,8 @@ MQAR_BOOK_VOCAB = 512
 #: Key-value pairs per training example of ``causal_mqar_recall`` (length 64, Zoology's 4 pairs there):
 #: its copy plateau, copying some value of the context, scores 1/K.
 MQAR_RECALL_PAIRS = 4
+#: The copy plateau's band in every MQAR reading: 1/K divided or multiplied by this factor (a model that
+#: copies a value without matching the key gets 1/K only in the limit); above it a run learned recall.
+MQAR_PLATEAU_BAND = 1.25
 #: Its vocabulary: the one at which softmax learned recall in the probes (with 512 it stayed below).
 MQAR_RECALL_VOCAB = 128

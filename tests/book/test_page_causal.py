@@ -7,6 +7,7 @@ import matplotlib
 import pandas as pd
 import pytest
 
+from polyattn.analysis import recall as recall_levels
 from polyattn.config import TrainConfig
 from polyattn.experiments import causal
 from polyattn.labels import CHARLM_VARIANTS
@@ -230,9 +231,10 @@ def test_nothing_is_loaded_under_a_preset_that_trains_nothing():
 
 def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
     from polyattn.experiments import mqar
+    from polyattn.pages import recall as rp
 
     grid = mqar.causal_mqar_long("smoke")
-    names = [f"acc_{n}" for n, *_ in cp.recall.levels(grid[0])]
+    names = [f"acc_{n}" for n, *_ in recall_levels.levels(grid[0])]
     spec = [{"name": n, "higher_is_better": True, "scale": 100.0, "unit": "%", "label": n} for n in names]
 
     def rec(cfg, acc):
@@ -242,7 +244,7 @@ def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
                 "seq_lens": {"seq_len": 16}, "provenance": {"git_commit": "x", "wall_s": 1.0}}
 
     records = [rec(c, 0.99 if c.activation == "poly:p=3,c=1/14" else 0.01) for c in grid]
-    numbers = cp.mqar_long_numbers(cp.Runs(grid, records, "book"))
+    numbers = rp.mqar_long_numbers(cp.Runs(grid, records, "book"))
     assert numbers["ch07_mqar_long_beyond"] == "x³/14" and numbers["ch07_mqar_long_softmax"] == "0"
 
 
@@ -348,8 +350,8 @@ def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_ea
     from polyattn.pages import recall as rp
 
     grid = mqar.causal_mqar_recall("smoke", seeds=[0, 1])
-    names = [f"acc_{n}" for n, *_ in cp.recall.levels(grid[0])]
-    plateau = cp.recall.levels(grid[0])[0][4]
+    names = [f"acc_{n}" for n, *_ in recall_levels.levels(grid[0])]
+    plateau = recall_levels.levels(grid[0])[0][4]
     spec = [{"name": n, "higher_is_better": True, "scale": 100.0, "unit": "%", "label": n} for n in names]
 
     def rec(cfg, acc):

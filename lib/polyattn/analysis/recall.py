@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..grid_constants import MQAR_PLATEAU_BAND
 from ..labels import MQAR_DEFAULTS, mqar_set_names
 from .stats import t_interval
 
-#: What a test set's interval says, in the order of the levels above.
 #: The copy plateau's band: 1/K divided or multiplied by this factor.
-PLATEAU_BAND = 1.25
+PLATEAU_BAND = MQAR_PLATEAU_BAND
+#: What a test set's interval says, in the order of the levels above.
 LEVELS = ("at guessing", "above guessing, below the copy plateau", "at the copy plateau", "above the copy plateau")
 
 

@@ -4,7 +4,7 @@ Each section of the chapter loads its runs with one call and shows what this mod
 that every section reruns on its own after the chapter's setup cell:
 
     lm = charlm_runs(page, seeds, recompute)      # Runs: grid, records, frame, stored, budget
-    nope_runs(...), mqar_runs(...), mqar_long_runs(...), sweep_runs(...)
+    nope_runs(...), sweep_runs(...)       # associative recall: polyattn.pages.recall
     bpc_table(lm, margin, registered)              # one styled table per section
     glue_values(bpc_numbers(lm, margin, registered))   # the numbers its prose glues, as text
     glue_folded("ch07_fold_setup", setup_table(lm))     # secondary material, for a folded block
@@ -25,15 +25,12 @@ import pandas as pd
 
 from ..analysis import causal as ca
 from ..analysis import length_sweep as ls
-from ..analysis import recall
 from ..analysis.tables import interval_cell, number_cell
 from ..labels import CHARLM_VARIANTS
 from .shown import fold, glue_keyed
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
-#: The recall levels of :data:`polyattn.analysis.recall.LEVELS` in a table cell.
-SHORT_LEVELS = dict(zip(recall.LEVELS, ("guessing", "below the plateau", "at the plateau", "recall")))
 #: The multiples of the training context every model is evaluated at.
 MULTIPLES = tuple(m for _, m in ca.LENGTH_METRICS)
 
@@ -149,23 +146,6 @@ def nope_runs(page, seeds=None, recompute: bool = False) -> Runs:
     from ..experiments import causal
 
     return _runs("nope", causal.charlm_nope, page, seeds, recompute, True, "causal LMs without positions")
-
-
-def mqar_runs(page, seeds=None, recompute: bool = False) -> Runs:
-    """Associative recall (``causal_mqar``)."""
-    from ..experiments import mqar
-
-    return _runs("mqar", mqar.causal_mqar, page, seeds, recompute, False, "MQAR")
-
-
-def mqar_long_runs() -> Runs:
-    """The stored runs of MQAR with ten times the training (``causal_mqar_long``, book preset:
-    the register reads them there, and no other preset trains them)."""
-    from ..experiments import mqar
-    from ..runs import page_records
-
-    grid = mqar.causal_mqar_long("book")
-    return Runs(grid, page_records(grid, "book"), "book", "no run of this grid is stored yet")
 
 
 def sweep_runs(page, seeds=None, recompute: bool = False) -> Runs:
@@ -1113,133 +1093,6 @@ def map_numbers(lm: Runs, found: dict) -> dict:
 
 
 # --- associative recall --------------------------------------------------------------------------------------
-
-
-def mqar_figure(mq: Runs):
-    """Recall accuracy per variant on each test set (bars, 95% t-intervals) against the copy plateau
-    (dashed, with its band) and guessing (dotted)."""
-    if not mq:
-        return None
-    import matplotlib.pyplot as plt
-
-    from ..plotting import stamp
-
-    table = recall.recall_table(mq.frame, mq.grid[0])
-    sets = recall.levels(mq.grid[0])
-    colours = ca.variant_colors()
-    n = table["variant"].nunique()
-    fig, axes = plt.subplots(1, len(sets), figsize=(8, 0.24 * n + 1.5), sharey=True, squeeze=False)
-    for ax, (name, length, pairs, guess, plateau) in zip(axes.flat, sets):
-        g = table[table["test_set"] == name]
-        y = np.arange(len(g))[::-1]
-        err = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]]) * 100
-        ax.barh(y, 100 * g["mean"], xerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=2,
-                color=[colours.get(v, "grey") for v in g["variant"]])
-        ax.axvline(100 * plateau, color="black", ls="--", lw=1)
-        ax.axvspan(100 * plateau / recall.PLATEAU_BAND, 100 * plateau * recall.PLATEAU_BAND, color="grey",
-                   alpha=0.15, lw=0)
-        ax.axvline(100 * guess, color="grey", ls=":", lw=1)
-        ax.set_yticks(y, [show(v) for v in g["variant"]])
-        ax.set_title(f"length {length}, {pairs} pairs", fontsize=10)
-        ax.set_xlabel("accuracy (%)")
-        ax.tick_params(labelsize=9)
-    stamp(fig, mq.preset, f"{len(mq.seeds)} seed(s); dashed: copy plateau 1/K, its band grey; dotted: guessing")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
-
-
-def mqar_table(mq: Runs):
-    """Per variant and test set: recall accuracy (%) with its 95% t-interval and its level."""
-    if not mq:
-        return None
-    from .. import analysis
-    from ..book.deliver import styled
-
-    table = recall.recall_table(mq.frame, mq.grid[0])
-    sets = recall.levels(mq.grid[0])
-    rows = []
-    for variant, g in table.groupby("variant", sort=False):
-        row = {"variant": show(variant)}
-        for name, length, pairs, _, _ in sets:
-            r = g[g["test_set"] == name].iloc[0]
-            row[f"length {length}, {pairs} pairs"] = (
-                "diverged" if r["level"] == "diverged" else
-                f"{unbroken(interval_cell(100 * r['mean'], 100 * r['ci_low'], 100 * r['ci_high'], '.1f'))}, "
-                f"{SHORT_LEVELS[r['level']]}")
-        rows.append(row)
-    budget = analysis.budget_text(analysis.compute_budget(mq.records))
-    return compact(styled(rows, (
-        f"Recall accuracy (%), mean [95% t-interval] over seeds, and its level: guessing, below, at or above the "
-        f"copy plateau 1/K (recall). {mq.stored} planned runs, preset {mq.preset}; compute: {budget}")))
-
-
-def mqar_numbers(mq: Runs) -> dict:
-    """The test sets, the plateau's band, and the variants above the copy plateau on any test set."""
-    sets = recall.levels(mq.grid[0])
-    out = {"ch07_plateau_band": f"{recall.PLATEAU_BAND:g}",
-           "ch07_mqar_sets": ", ".join(f"length {L} with {K} pairs" for _, L, K, _, _ in sets)}
-    if not mq:
-        return {**out, "ch07_mqar_above": mq.missing, "ch07_mqar_at_plateau": mq.missing}
-    table = recall.recall_table(mq.frame, mq.grid[0])
-    above = list(dict.fromkeys(table.loc[table["level"] == recall.LEVELS[3], "variant"]))
-    first = table[table["test_set"] == sets[0][0]]
-    at = list(first.loc[first["level"] == recall.LEVELS[2], "variant"])
-    return {**out, "ch07_mqar_above": ", ".join(map(show, above)) or "none",
-            "ch07_mqar_at_plateau": ", ".join(map(show, at)) or "none"}
-
-
-def mqar_long_table(long: Runs, registered: Mapping[tuple, dict]):
-    """Per variant of the long budget and test set: the seeds above the copy plateau (runs that
-    learned recall) with the best accuracy, and the register's difference from softmax."""
-    from ..book.deliver import styled
-
-    if not long:
-        return None
-    ok = [r for r in long.records if r["status"] == "ok"]
-    above = recall.seeds_above_plateau(ca.variant_frame(ok), long.grid[0])
-    rows = []
-    for variant, per_set in above.items():
-        row = {"variant": show(variant)}
-        for length, k, n, best in per_set:
-            row[f"length {length}"] = f"{k} of {n} ({100 * best:.0f})"
-        reg = next((r for (c, b, _), r in registered.items() if c == variant and b == "softmax"), None)
-        row["Δ vs softmax (points)"] = unbroken(_register_cell(reg, "+.2f")) if reg else ""
-        row["result"] = (reg["Result"] + " " + REGISTERED) if reg else ""
-        rows.append(row)
-    cfg = long.grid[0]
-    return compact(styled(rows, (
-        f"Ten times the training ({cfg.epochs} epochs): per test set the seeds above the copy plateau (runs that "
-        f"learned recall) and the best seed's accuracy (%); {REGISTERED} the register's comparison (claim mqar "
-        f"long). {long.stored} planned runs, book preset")))
-
-
-def mqar_long_numbers(long: Runs) -> dict:
-    """The long grid's variants, epochs and stored runs, and the variants with more seeds above the
-    copy plateau than softmax on some test set."""
-    from ..experiments import mqar
-
-    out = {"ch07_mqar_long_found": f"{long.stored} planned runs stored",
-           "ch07_mqar_long_epochs": long.grid[0].epochs,
-           "ch07_mqar_long_variants": ", ".join(show(v) for v in mqar.LONG_VARIANTS)}
-    if not long:
-        return {**out, "ch07_mqar_long_beyond": long.missing, "ch07_mqar_long_softmax": long.missing}
-    ok = [r for r in long.records if r["status"] == "ok"]
-    above = recall.seeds_above_plateau(ca.variant_frame(ok), long.grid[0])
-    soft = max((k for _, k, _, _ in above.get("softmax", [])), default=0)
-    beyond = [v for v in above if v != "softmax" and max(k for _, k, _, _ in above[v]) > soft]
-    return {**out, "ch07_mqar_long_beyond": ", ".join(map(show, beyond)) or "none",
-            "ch07_mqar_long_softmax": str(soft)}
-
-
-def softpick_numbers(mq: Runs) -> dict:
-    """Softpick's MQAR runs: how many trained to the end and the commits that computed them."""
-    keys = ("ch07_softpick_ok", "ch07_softpick_commits")
-    if not mq:
-        return dict.fromkeys(keys, mq.missing)
-    recs = [r for r in mq.records if r["config"]["activation"] == "softpick"]
-    ok = sum(r["status"] == "ok" for r in recs)
-    return {"ch07_softpick_ok": f"{ok} of {len(recs)}",
-            "ch07_softpick_commits": ", ".join(sorted({str(r["provenance"]["git_commit"])[:7] for r in recs}))}
 
 
 # --- the survey article's table ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ positions and without), which $N$ scales row $i$ under a causal mask, the scale 
 lengths, attention sinks, associative recall (MQAR), and a survey article's findings."""
 from __future__ import annotations
 
-from ...analysis.recall import PLATEAU_BAND
+from ...grid_constants import MQAR_PLATEAU_BAND as PLATEAU_BAND
 from ...grid_constants import MQAR_RECALL_PAIRS
 from ..constants import (
     CHANCE_LATE,
