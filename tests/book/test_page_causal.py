@@ -373,3 +373,20 @@ def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_ea
     empty = rp.recall_numbers(cp.Runs(grid, [], "book", "no run of this grid is stored yet"))
     assert empty["ch07_recall_learned"] == "no run of this grid is stored yet" and rp.curve_figure(
         cp.Runs(grid, [], "book")) is None
+
+
+def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch):
+    import polyattn.runs
+    from polyattn.experiments import mqar
+    from polyattn.pages import recall as rp
+
+    grid = mqar.causal_mqar_probe("book")
+    small = grid[0]
+    name = recall_levels.levels(small)[0][0]
+    curve = [(10, 0.25), (20, 0.27), (30, 0.95), (40, 1.0)]
+    record = {"config": config_dict(small), "metrics": [{"epoch": e, f"acc_{name}": a} for e, a in curve]}
+    monkeypatch.setattr(polyattn.runs, "page_records", lambda g, preset, **kw: [record])
+    numbers = rp.probe_numbers()
+    assert numbers[f"ch07_probe_{small.options['vocab_size']}"] == (
+        "within the band through epoch 20, above it from epoch 30 (95.0%), 100.0% after epoch 40")
+    assert numbers[f"ch07_probe_{grid[1].options['vocab_size']}"] == "not stored"

@@ -42,6 +42,7 @@ GRID_TITLES = {
     "causal_mqar": "MQAR",
     "causal_mqar_long": "MQAR, ten times the epochs",
     "causal_mqar_recall": "MQAR where softmax learns recall",
+    "causal_mqar_probe": "MQAR, softmax probes of the vocabulary",
     "lra": "shortened LRA",
     "lra_long": "shortened LRA, longer training",
     "physics": "PINNsFormer",

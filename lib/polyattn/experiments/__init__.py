@@ -27,6 +27,7 @@ GRIDS = {
     "causal_mqar": mqar.causal_mqar,
     "causal_mqar_long": mqar.causal_mqar_long,
     "causal_mqar_recall": mqar.causal_mqar_recall,
+    "causal_mqar_probe": mqar.causal_mqar_probe,
     "architectures_table2": architectures.table2,
     "architectures_linear": architectures.table2_linear,
     "critique_weight_decay": critiques.weight_decay,

@@ -90,15 +90,13 @@ def causal_mqar_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return variant_grid("causal_mqar_long", preset, seeds, {**_COMMON, **scale}, variants=variants)
 
 
-#: Where softmax learns recall.  Probes on softmax alone (seed 0, Zoology's two-layer one-head model
-#: of width 64, one training length 64 with 4 pairs, 8,192 freshly drawn examples per epoch, batches
-#: of 64, AdamW at 1e-3 without weight decay, 100 epochs): with vocabulary 128, test recall sat on the
-#: copy plateau (1/K = 25%) for 30 epochs (3,840 steps) and jumped to 99.1% by epoch 35 (4,480 steps),
-#: 100% from epoch 45; the earlier probes above had stopped at 3,072 steps.  With vocabulary 512 (which
-#: would allow tests at 2x and 4x the length, the generator needing V above every length) it climbed to
-#: a second plateau near 50% by epoch 20 and stayed there to epoch 100 (51.3% at length 64).  The grid
-#: therefore keeps vocabulary 128 and tests at the training length only, with the training load (4 pairs)
-#: and twice it (8 pairs).
+#: Where softmax learns recall: the setting the softmax probes of :func:`causal_mqar_probe` found
+#: (stored records; the earlier probes above had stopped at 3,072 steps).  Zoology's two-layer one-head
+#: model of width 64, one training length 64 with 4 pairs, 8,192 freshly drawn examples per epoch,
+#: batches of 64, AdamW at 1e-3 without weight decay, 100 epochs.  At vocabulary 128 softmax leaves the
+#: copy plateau for recall; at 512 (which would allow tests at 2x and 4x the length, the generator
+#: needing V above every length) it stops at a second plateau near half the queries.  The grid therefore
+#: keeps vocabulary 128 and tests at the training length only, with the training load and twice it.
 RECALL_VARIANTS = ("softmax", "x^3/sqrt(i+1)", "x^3/sqrt(T)", "x^3/14")
 RECALL_TRAIN = ((64, MQAR_RECALL_PAIRS, 8192),)
 RECALL_TESTS = ((64, MQAR_RECALL_PAIRS), (64, 2 * MQAR_RECALL_PAIRS))
@@ -113,6 +111,30 @@ _RECALL_SCALE = {
 }
 
 
+#: The probes that chose :func:`causal_mqar_recall`'s setting: softmax alone, seed 0, at vocabulary 128
+#: (tested where it trains) and 512 (tested also at 2x and 4x the length, which the vocabulary allows).
+PROBE_VOCABS = {128: ((64, MQAR_RECALL_PAIRS),),
+                512: ((64, MQAR_RECALL_PAIRS), (128, MQAR_RECALL_PAIRS), (256, MQAR_RECALL_PAIRS), (128, 8), (256, 16))}
+
+
+def causal_mqar_probe(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """The two softmax probes of :data:`PROBE_VOCABS` (book: seed 0; smoke: a seconds-long stand-in);
+    ``paper``: none (the probes chose a CPU setting)."""
+    if preset == "paper":
+        return []
+    book = _RECALL_SCALE["book"]
+    out = []
+    for vocab, tests in PROBE_VOCABS.items():
+        fields = dict(book, options=dict(book["options"], vocab_size=vocab, test_sets=tests))
+        if preset == "smoke":
+            fields = dict(_RECALL_SCALE["smoke"])
+            fields["options"] = dict(fields["options"], vocab_size=vocab // 2)
+        for s in (seeds if seeds is not None else (0,)):
+            out.append(TrainConfig(experiment="mqar_probe", preset=preset, activation="softmax", n_mode="row",
+                                   seed=s, device="cpu", **{**_COMMON, **fields}))
+    return out
+
+
 def causal_mqar_recall(preset: str = "book", seeds=None) -> list[TrainConfig]:
     """MQAR at a setting where softmax learns recall (:data:`RECALL_TRAIN`), for :data:`RECALL_VARIANTS`,
     tested at the training length with its load and twice it (:data:`RECALL_TESTS`); ``paper``:
@@ -124,5 +146,5 @@ def causal_mqar_recall(preset: str = "book", seeds=None) -> list[TrainConfig]:
     return variant_grid("causal_mqar_recall", preset, seeds, {**_COMMON, **scale}, variants=variants)
 
 
-__all__ = ["BOOK_MIX", "causal_mqar_long", "causal_mqar_recall", "BOOK_TESTS", "causal_mqar", "RECALL_TESTS",
+__all__ = ["BOOK_MIX", "causal_mqar_long", "causal_mqar_probe", "causal_mqar_recall", "BOOK_TESTS", "causal_mqar", "RECALL_TESTS",
            "RECALL_VARIANTS", "variant_label"]

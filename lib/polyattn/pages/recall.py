@@ -172,6 +172,36 @@ def recall_runs(page, seeds=None, recompute: bool = False) -> Runs:
     return _runs("mqar_recall", mqar.causal_mqar_recall, page, seeds, recompute, True, "MQAR recall")
 
 
+def probe_numbers() -> dict:
+    """What the stored softmax probes (``causal_mqar_probe``, book preset, whatever the page's preset:
+    they chose the grid's setting) did per vocabulary: ``ch07_probe_<V>`` says the last evaluation
+    inside the copy plateau's band, the first above it with its recall, and the recall at the end."""
+    from ..experiments import mqar
+    from ..runs import page_records
+
+    grid = mqar.causal_mqar_probe("book")
+    stored = {r["config"]["options"]["vocab_size"]: r for r in page_records(grid, "book", progress=False)}
+    out = {}
+    for cfg in grid:
+        vocab = cfg.options["vocab_size"]
+        r = stored.get(vocab)
+        if r is None:
+            out[f"ch07_probe_{vocab}"] = "not stored"
+            continue
+        name, length, pairs, _, plateau = _training_set(cfg)
+        curve = [(m["epoch"], m[f"acc_{name}"]) for m in r["metrics"] if f"acc_{name}" in m]
+        above = [(e, a) for e, a in curve if a > plateau * recall.PLATEAU_BAND]
+        final = f"{100 * curve[-1][1]:.1f}% after epoch {curve[-1][0]}"
+        if not above:
+            out[f"ch07_probe_{vocab}"] = f"never above the plateau's band: {final}"
+            continue
+        first, acc = above[0]
+        inside = [e for e, a in curve if e < first]
+        out[f"ch07_probe_{vocab}"] = (f"{'within the band through epoch ' + str(inside[-1]) + ', ' if inside else ''}"
+                                      f"above it from epoch {first} ({100 * acc:.1f}%), {final}")
+    return out
+
+
 def _training_set(config) -> tuple[str, int, int, float, float]:
     """The test set of the training length and load (the first of :func:`polyattn.analysis.recall.levels`)."""
     return recall.levels(config)[0]
@@ -243,5 +273,5 @@ def curve_figure(runs: Runs):
     return fig
 
 
-__all__ = ["curve_figure", "learned", "mqar_figure", "mqar_long_numbers", "mqar_long_runs", "mqar_long_table",
+__all__ = ["curve_figure", "learned", "probe_numbers", "mqar_figure", "mqar_long_numbers", "mqar_long_runs", "mqar_long_table",
            "mqar_numbers", "mqar_runs", "mqar_table", "recall_numbers", "recall_runs", "softpick_numbers"]
