@@ -251,7 +251,7 @@ def curve_figure(runs: Runs):
     by_variant: dict[str, list] = {}
     for r in runs.records:
         by_variant.setdefault(charlm_label(r["config"]), []).append(r)
-    fig, axes = plt.subplots(1, len(by_variant), figsize=(2.3 * len(by_variant) + 1, 2.8), sharey=True,
+    fig, axes = plt.subplots(1, len(by_variant), figsize=(2.3 * len(by_variant) + 1, 2.4), sharey=True,
                              squeeze=False)
     for ax, (variant, recs) in zip(axes.flat, by_variant.items()):
         for r in sorted(recs, key=lambda r: r["seed"]):
