@@ -106,16 +106,6 @@ def test_summary_rows_take_a_registered_comparison_and_show_divergence():
     assert rows["x³ (unscaled)"]["Test accuracy (%)"].endswith("(diverged in 1 of 3)")
 
 
-def test_activation_verdict_names_the_activation_and_its_baseline():
-    _, diffs, _ = _table1()
-    v = A.activation_verdict(diffs, "poly:p=3", baseline="the softmax of table 1")
-    assert v.form == "worse" and v.estimate == pytest.approx(-2.0, abs=1e-9)
-    assert v.text.startswith("x³/√N is worse than the softmax of table 1 by 2.00 points")
-    assert A.activation_verdict(diffs, "poly:p=1").form == "equivalent"
-    with pytest.raises(ValueError, match="no row for 'sigmoid'"):
-        A.activation_verdict(diffs, "sigmoid")
-
-
 def test_per_seed_rows_name_the_activation_and_the_recipe():
     _, _, final = _table1()
     rows = A.per_seed_rows(final)

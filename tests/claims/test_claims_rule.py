@@ -308,3 +308,19 @@ def test_a_row_with_fewer_pairs_than_planned_says_so(planted, planted_grid):
 
     rows = answer_rows({"unit": v}, ids=["unit"])
     assert rows[0]["interim"] and register is not None
+
+
+def test_combine_forms_reads_each_part_by_what_it_says_of_the_claim():
+    assert rule.combine_forms([]) == "inconclusive at this scale"
+    assert rule.combine_forms(["worse", "worse"]) == "not supported"
+    assert rule.combine_forms(["equivalent", "equivalent"]) == "equivalent within the margin"
+    assert rule.combine_forms(["equivalent", "inconclusive"]) == "inconclusive at this power"
+    assert rule.combine_forms(["worse", "better"]) == "not supported"   # neither supports equivalence
+    # one contradicting part and none supporting: not supported (not "mixed")
+    assert rule.combine_forms(["worse", "inconclusive"]) == "not supported"
+    assert rule.combine_forms(["equivalent", "worse"]) == "not supported"
+    # a detectable difference inside the margin leaves an equivalence open, as the register reads it
+    assert rule.combine_forms(["equivalent", "worse, within the margin"]) == "inconclusive at this power"
+    with pytest.raises(ValueError, match="unknown form"):
+        rule.combine_forms(["nearly"])
+

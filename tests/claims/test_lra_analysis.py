@@ -7,7 +7,6 @@ import pytest
 from polyattn.analysis import comparison_verdict
 from polyattn.analysis.lra import (
     above_chance,
-    combined_form,
     length_accuracy,
     length_edges,
     length_table,
@@ -108,19 +107,11 @@ def test_length_bins_and_accuracy_per_bin():
     assert length_accuracy([make_record(lra("smoke", tasks=("listops",))[0], (0.5,))]).empty
 
 
-def test_wall_table_and_combined_forms():
+def test_wall_table():
     final = lra_final(planted({}))
     w = wall_table(final, tasks=["image", "listops"], variants=LABELS)
     assert list(w.index) == ["image", "listops"] and list(w.columns) == LABELS
     assert w.loc["image", "sigmoid"] == pytest.approx(15.0)
-    assert combined_form([]) == "inconclusive at this scale"
-    assert combined_form(["worse", "worse"]) == "not supported"
-    assert combined_form(["equivalent", "equivalent"]) == "equivalent within the margin"
-    assert combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
-    assert combined_form(["worse", "better"]) == "not supported"   # neither supports equivalence
-    # one contradicting comparison and none supporting: not supported (not "mixed")
-    assert combined_form(["worse", "inconclusive"]) == "not supported"
-    assert combined_form(["equivalent", "worse"]) == "not supported"
 
 
 def test_pathfinder_budget_table_separates_a_learned_model_from_chance():

@@ -108,20 +108,6 @@ def test_paired_comparison_on_the_log_scale(final):
     assert d.loc[("wave", "x^3/sqrt(N)"), "mean_diff"] == pytest.approx(np.log10(RATIO["wave"]).mean())
 
 
-def test_poly_claim_reads_only_the_problems_softmax_solved(final):
-    diffs = ph.compare_to_softmax(final)
-    claim = ph.poly_claim(final, diffs)
-    assert claim["solved"] == ["convection", "wave"] and claim["unsolved"] == ["reaction"]
-    forms = dict(zip(claim["rows"]["pde"], claim["rows"]["form"]))
-    assert forms == {"convection": "worse", "wave": "equivalent"}
-    assert claim["form"] == "not supported"
-    assert claim["fail"]["convection"] == {"softmax": (1, 5), "x^3/sqrt(N)": (1, 5)}
-    only_wave = ph.poly_claim(final[final["pde"] != "convection"], ph.compare_to_softmax(final[final["pde"] != "convection"]))
-    assert only_wave["form"] == "equivalent within the margin"
-    nothing = ph.poly_claim(final[final["pde"] == "reaction"], ph.compare_to_softmax(final[final["pde"] == "reaction"]))
-    assert nothing["form"] == "inconclusive at this scale" and nothing["solved"] == []
-
-
 def test_seed_claim_forms(final):
     table = ph.error_table(final)
     claim = ph.seed_claim(table)
@@ -134,14 +120,6 @@ def test_seed_claim_forms(final):
     assert text == "convection: 0 of 5 seeds fail (failure rates up to 52% not excluded)"
     few = ph.seed_claim(table[table["pde"] == "wave"].assign(n_seeds=2))
     assert few["form"] == "inconclusive at this scale"
-
-
-def test_combined_form():
-    assert ph.combined_form([]) == "inconclusive at this scale"
-    assert ph.combined_form(["worse", "worse"]) == "not supported"
-    assert ph.combined_form(["equivalent", "inconclusive"]) == "inconclusive at this power"
-    assert ph.combined_form(["better", "worse"]) == "not supported"
-    assert ph.combined_form(["equivalent", "worse"]) == "not supported"
 
 
 def test_clopper_pearson_known_values():

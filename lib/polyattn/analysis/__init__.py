@@ -49,7 +49,6 @@ from .norms import (
                        NORM_METRICS,
                        PROBE_ID_COLUMNS,
                        correlation_table,
-                       correlation_verdict,
                        early_middle_last,
                        norms_vs_accuracy,
                        probe_curves,
@@ -68,7 +67,7 @@ from .stats import (
                        t_interval,
                        tost,
 )
-from .sweep import BestConstant, best_constant, best_constant_rows, best_constant_table, scale_verdict
+from .sweep import BestConstant, best_constant, best_constant_rows, best_constant_table
 from .tables import (
                        bracket_cell,
                        correlation_rows,
@@ -89,24 +88,22 @@ from .verdicts import (
                        BOOK_FORMS,
                        FORMS,
                        Verdict,
-                       activation_verdict,
                        comparison_verdict,
-                       difference_verdict,
                        verdict_frame,
 )
 
 __all__ = [
     "ALPHA", "BOOK_FORMS", "BestConstant", "DEFAULT_TASK", "EPOCH_COLUMNS", "FORMS", "IMAGE_METRICS",
     "KNOWN_METRICS", "NORM_METRICS", "OVERVIEW_FIELDS", "PERCENT", "POWER", "PROBE_ID_COLUMNS", "RUN_COLUMNS",
-    "Verdict", "WILCOXON_MIN_N", "activation_constant", "activation_scale", "activation_verdict", "best_constant",
+    "Verdict", "WILCOXON_MIN_N", "activation_constant", "activation_scale", "best_constant",
     "best_constant_rows", "best_constant_table", "budget_text", "comparison_verdict", "compute_budget",
-    "config_overview", "correlation_table", "correlation_verdict", "curve_frame", "declared_metrics",
-    "bracket_cell", "correlation_rows", "deviations_table", "diff_unit", "difference_rows", "difference_verdict",
+    "config_overview", "correlation_table", "curve_frame", "declared_metrics",
+    "bracket_cell", "correlation_rows", "deviations_table", "diff_unit", "difference_rows",
     "early_middle_last", "final_accuracy",
     "final_metrics", "format_summary", "grid_caption", "holm", "image_seq_len", "interval_cell",
     "minimal_detectable_effect", "norms_vs_accuracy", "number_cell", "paired_difference", "per_seed_rows",
     "per_seed_table", "pooled_difference", "probe_curves", "probe_frame", "recipe_label", "record_metrics",
     "record_seq_len", "record_seq_lens", "records_to_frame", "registered_cell", "resolve_metric", "run_info",
-    "scale_verdict", "spearman_ci", "summary_rows", "summary_table", "t_interval", "tost", "value_label",
+    "spearman_ci", "summary_rows", "summary_table", "t_interval", "tost", "value_label",
     "verdict_cell", "verdict_frame", "within_spearman",
 ]

@@ -11,7 +11,6 @@ and x^3/14, and XCiT once more with N its patch tokens.  Every row here is keyed
     vs_softmax(final, margin=1)               # paired by seed within each architecture; Holm over the table
     pooled_vs_softmax(final, margin=1)        # the variants every architecture runs, architecture fixed effects
     n_readings(final, margin=1)               # x^3/14 and N = tokens against each architecture's own N
-    table2_form(pooled, per_architecture)     # the claim's form from those two tables
     paper_recipe_table(paper_configs)         # the paper preset's recipe per architecture
     architecture_rows(table, fields)          # a table with one column per architecture, for people
     attention_n(n_table, "swin")              # N of one architecture in the N table, and its row
@@ -33,10 +32,8 @@ from ..labels import architecture as architecture_of
 from ..labels import architecture_label as variant_label
 from ._common import _check_records
 from .frames import final_metrics
-from .lra import BOOK_FORMS, combined_form
 from .stats import ALPHA, POWER, paired_difference, pooled_difference
 from .tables import _diff_cells, number_cell, summary_table, value_cell
-from .verdicts import comparison_verdict
 
 SOFTMAX, OWN, FIXED, TOKENS = VARIANTS
 #: Each architecture as a reader knows it.
@@ -103,28 +100,6 @@ def n_readings(final: pd.DataFrame, margin: Optional[float] = None, metric=None,
     architecture, and XCiT's N = tokens minus N = channels, paired by seed (Holm over the rows)."""
     return paired_difference(final, baseline=OWN, by=["architecture"], key="variant", compare=[FIXED, TOKENS],
                              metric=metric, margin=margin, alpha=alpha, power=power)
-
-
-def table2_form(pooled: pd.DataFrame, per_architecture: pd.DataFrame, alpha: float = ALPHA) -> tuple[str, dict]:
-    """The book form (:data:`polyattn.book.verdict_rows.FORMS`) of "x^3 matches softmax across
-    architectures", and the form per variant.
-
-    Per variant of ``pooled`` (:func:`pooled_vs_softmax`): when the architectures disagree (the
-    pooled row's F-test p < ``alpha``) the pooled number averages unlike effects, so the
-    variant's form combines the per-architecture verdicts of ``per_architecture``
-    (:func:`vs_softmax`), which gives "mixed" when they point different ways; otherwise it is the
-    pooled verdict's form.  The claim's form is the variants' shared form (see
-    :func:`polyattn.analysis.lra.combined_form`)."""
-    per_variant = {}
-    for _, row in pooled.iterrows():
-        het = row.get("heterogeneity_p", np.nan)
-        if het == het and het < alpha:
-            rows = per_architecture[per_architecture["variant"] == row["variant"]]
-            per_variant[row["variant"]] = combined_form([comparison_verdict(r, alpha=alpha).form
-                                                         for _, r in rows.iterrows()])
-        else:
-            per_variant[row["variant"]] = BOOK_FORMS[comparison_verdict(row, alpha=alpha).form]
-    return combined_form(list(per_variant.values())), per_variant
 
 
 def accuracy_table(summary: pd.DataFrame, diffs: pd.DataFrame, final: Optional[pd.DataFrame] = None) -> pd.DataFrame:

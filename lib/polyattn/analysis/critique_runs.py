@@ -247,7 +247,7 @@ def weight_decay_summary(diffs: pd.DataFrame, strong: float, reference: float = 
             f"margin ±{margin:g} {'point' if margin == 1 else 'points'}): {cube}; the control, {names[SOFTMAX]} at "
             f"decay {strong:g} "
             f"against {names[SOFTMAX]} at {reference:g}: {short(control)}")
-    if gap.form != "worse":
+    if not gap.form.startswith("worse"):
         text += (f"; without the decay changed, the unscaled cube is not worse than the scaled one ({gap.form}), so "
                  "there is no gap for a stronger decay to close")
     return text

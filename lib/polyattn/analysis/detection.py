@@ -1,4 +1,4 @@
-"""Tables and the verdict of the detection proxy (Mask R-CNN on synthetic scenes) from records.
+"""Tables of the detection proxy (Mask R-CNN on synthetic scenes) from records.
 
 The grid (:mod:`polyattn.experiments.detection`) trains one Mask R-CNN per activation and seed
 and records four COCO metrics: box AP, box AP50, mask AP and mask AP50 (fractions, shown in per
@@ -9,13 +9,13 @@ cent, so differences are AP points).  Here::
     detection_curves(records)               # one row per run and evaluation (learning curves)
     learned(final)                          # did softmax learn at all (AP above zero)?
     diffs = detection_differences(final)    # paired by seed, per metric; Holm over the whole table
-    form, summary = detection_verdict(diffs, learned(final))
 
 The comparison reuses :func:`polyattn.analysis.stats.paired_difference` (t interval, paired
 t-test, TOST against the margin, minimal detectable effect) on a long frame with one row per
 run and metric, so one call tests every (variant, metric) pair and Holm's correction spans all
-of them.  The verdict rests on the two primary COCO metrics (box AP and mask AP) of every
-polynomial variant; AP50 is reported and tested in the same family.
+of them.  The registered claim (``detection_segmentation``, decided by the register's one rule) rests on the
+two primary COCO metrics (box AP and mask AP) of every polynomial variant; AP50 is reported and
+tested in the same family.
 
 The equivalence margin, :data:`EQUIVALENCE_MARGIN` = 2 AP points, is fixed before any record of
 the grid is read: "near-identical" on COCO would be a fraction of a point, but on a proxy with
@@ -34,7 +34,6 @@ from ..metric_specs import DETECTION_METRICS as METRICS
 from ..metric_specs import Metric
 from ._common import _check_records
 from .frames import final_metrics, records_to_frame
-from .lra import BOOK_FORMS, combined_form
 from .stats import ALPHA, POWER, paired_difference, t_interval
 from .verdicts import comparison_verdict
 
@@ -147,44 +146,5 @@ def learned(final: pd.DataFrame, variant: str = "softmax", metric: str = "box_ap
     return {"variant": variant, "metric": metric, "n": len(x), "mean": m, "ci_low": lo, "ci_high": hi, "learned": ok}
 
 
-#: The variants' labels as Markdown maths, for verdict sentences.
-MATH_LABELS = {"x^3/sqrt(N)": "$x^3/\\sqrt{N}$", "x^3/14": "$x^3/14$"}
-
-
-def _short(row) -> str:
-    lo, hi = row["ci_low"], row["ci_high"]
-    ci = f" (95% CI {lo:+.1f} to {hi:+.1f})" if np.isfinite(lo) else ""
-    return f"{LABELS.get(row['measure'], row['measure'])} {row['mean_diff']:+.1f}{ci}, {BOOK_FORMS[row['verdict']]}"
-
-
-def detection_verdict(diffs: pd.DataFrame, softmax_learned: Optional[dict] = None, prefix: str = "",
-                      what: str = "the synthetic Fashion-MNIST scenes") -> tuple[str, str]:
-    """``(form, summary)`` for the claim "detection and instance segmentation with a polynomial
-    are near-identical to softmax": a form of :data:`polyattn.book.verdict_rows.FORMS` combined over the
-    primary metrics of every polynomial variant (:func:`~polyattn.analysis.lra.combined_form`), and
-    one sentence with the differences in AP points.  When softmax did not learn the task
-    (``softmax_learned["learned"]`` false) the form is ``inconclusive at this scale``."""
-    if softmax_learned is not None and not softmax_learned["learned"]:
-        mean = softmax_learned["mean"]
-        return ("inconclusive at this scale",
-                f"{prefix}softmax did not learn {what} (box AP {mean:.1f}), so nothing can be compared.")
-    rows = diffs[diffs["measure"].isin(PRIMARY)]
-    if rows.empty:
-        return "inconclusive at this scale", f"{prefix}no polynomial variant was paired with softmax."
-    form = combined_form(list(rows["verdict"]))
-    n = int(rows["n_pairs"].max())
-    margin = float(rows["margin"].iloc[0])
-    parts = []
-    for variant in dict.fromkeys(rows["variant"]):
-        r = rows[rows["variant"] == variant]
-        parts.append(f"{MATH_LABELS.get(variant, variant)}: " + "; ".join(_short(x) for _, x in r.iterrows()))
-    family = int(diffs["family_size"].iloc[0])
-    holm_txt = f", Holm over {family} comparisons" if family > 1 else ""
-    summary = (f"{prefix}Mask R-CNN on {what}, polynomial minus softmax in AP points ({n} seed{'s' if n != 1 else ''}, "
-               f"margin $\\pm${margin:g}, equivalent when the 90% interval lies inside it (TOST at 5%){holm_txt}): "
-               + " | ".join(parts) + ".")
-    return form, summary
-
-
 __all__ = ["AP", "EQUIVALENCE_MARGIN", "PRIMARY", "detection_curves", "detection_differences", "detection_final",
-           "detection_table", "detection_verdict", "learned", "long_frame", "wide_table"]
+           "detection_table", "learned", "long_frame", "wide_table"]

@@ -10,7 +10,6 @@ functions here key every row by ``lra_task`` and ``variant`` (the labels of
     variant_difference(final, "softmax", margin=2)   # paired by seed within each task; Holm over the table
     above_chance(final, {"listops": 0.17, ...})      # did softmax learn the task at all?
     length_accuracy(records)                         # accuracy per test-length bin, per run
-    combined_form(forms)                             # one verdict form for the verdict table
 """
 from __future__ import annotations
 
@@ -162,16 +161,6 @@ def wall_table(final: pd.DataFrame, tasks: Optional[Sequence[str]] = None,
     if variants is not None:
         t = t[[v for v in variants if v in t.columns]]
     return t
-
-
-def combined_form(forms: Sequence[str]) -> str:
-    """One verdict form of :data:`polyattn.book.verdict_rows.FORMS` for several comparisons of an
-    equivalence claim (analysis forms of :data:`polyattn.analysis.verdicts.FORMS`), by the book's
-    one rule (:func:`polyattn.claims.rule.combine_forms`): equivalent supports, worse or better
-    contradicts, inconclusive leaves open."""
-    from ..claims.rule import combine_forms
-
-    return combine_forms(forms)
 
 
 def pathfinder_budget_table(records: Iterable[dict], chance: float, confidence: float = 0.95) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Tables and verdicts of chapter 06 (physics-informed transformers) from result records.
+"""Tables of chapter 06 (physics-informed transformers) from result records.
 
 The records are those of the ``physics`` grid (:mod:`polyattn.experiments.physics`): one run
 per PDE, variant (an attention activation in PINNsFormer, or the PINN) and seed.  Frames name a
@@ -9,7 +9,7 @@ run by its *variant* label (in ``variant`` and ``activation``, so that the paire
     error_table(final)                            # median and spread over seeds, failure share
     compare_to_softmax(final)                     # paired log10 rMAE differences, Holm over the table
     median_runs(final)                            # the run of the median seed per PDE and variant
-    poly_claim(final, diffs); seed_claim(final)   # the two verdict forms and their numbers
+    seed_claim(final)                             # the seed-sensitivity finding's form and numbers
 
 Decisions fixed before any record was read:
 
@@ -168,33 +168,6 @@ def softmax_solved(final: pd.DataFrame) -> dict[str, bool]:
     return out
 
 
-def combined_form(forms: Sequence[str]) -> str:
-    """One book verdict form for several comparisons of an equivalence claim (analysis forms), by
-    the book's one rule (:func:`polyattn.claims.rule.combine_forms`)."""
-    from ..claims.rule import combine_forms
-
-    return combine_forms(forms)
-
-
-def poly_claim(final: pd.DataFrame, diffs: pd.DataFrame, candidate: str = "x^3/sqrt(N)") -> dict:
-    """The verdict on polynomial attention in PINNsFormer: ``candidate`` against softmax on the
-    PDEs softmax solved.  Returns ``form`` (a book form), ``rows`` (the comparisons read),
-    ``solved`` and ``unsolved`` (PDE names) and ``fail`` (per PDE: failed seeds of softmax and
-    of the candidate, as ``(k, n)``)."""
-    from .verdicts import comparison_verdict
-
-    solved = softmax_solved(final)
-    rows = diffs[(diffs["variant"] == candidate) & diffs["pde"].map(lambda p: solved.get(p, False))]
-    forms = [comparison_verdict(r).form for _, r in rows.iterrows()]
-    fail = {}
-    for pde in dict.fromkeys(final["pde"]):
-        g = final[final["pde"] == pde]
-        fail[pde] = {v: (int(g.loc[g["variant"] == v, "failed"].sum()), int((g["variant"] == v).sum()))
-                     for v in ("softmax", candidate)}
-    return {"form": combined_form(forms), "rows": rows.assign(form=forms), "fail": fail,
-            "solved": [p for p, s in solved.items() if s], "unsolved": [p for p, s in solved.items() if not s]}
-
-
 def seed_claim(table: pd.DataFrame, variants: Sequence[str] = ("softmax",)) -> dict:
     """The verdict on seed sensitivity from :func:`error_table`: ``holds`` when a PINNsFormer
     variant of ``variants`` is seed-sensitive on some PDE (its seeds disagree); otherwise a
@@ -260,5 +233,5 @@ def prediction_image(record: dict) -> np.ndarray:
 
 
 __all__ = ["BOOK_FORMS", "EQUIVALENCE_MARGIN", "FAIL_RMAE", "LOG_RMAE", "SPREAD_FACTOR", "attention_maps",
-           "clopper_pearson", "combined_form", "compare_to_softmax", "error_table", "median_runs", "physics_epochs",
-           "physics_final", "poly_claim", "prediction_image", "seed_claim", "softmax_solved"]
+           "clopper_pearson", "compare_to_softmax", "error_table", "median_runs", "physics_epochs",
+           "physics_final", "prediction_image", "seed_claim", "softmax_solved"]

@@ -297,56 +297,6 @@ def _lengths(ns) -> str:
     return ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
 
 
-def scale_verdict(bc: BestConstant) -> str:
-    """A sentence on Figure 1's question from :func:`best_constant`: which c wins at which N,
-    the direction it moves, whether the grid separates the winner from the runner-up, the
-    fitted slope against -1/2, and what that means for the paper's wording (a multiplier c and
-    its divisor 1/c move in opposite directions)."""
-    t = bc.table.sort_values("seq_len")
-    best = ", ".join(f"c = {lbl} at N = {n}" for lbl, n in zip(t["best_c_label"], t["seq_len"]))
-    lo_n, hi_n = int(t["seq_len"].iloc[0]), int(t["seq_len"].iloc[-1])
-    if bc.direction == "falls":
-        trend = (f"the best multiplier c falls as N grows (it rises as N falls from {hi_n} to {lo_n}), "
-                 "the direction of c ∝ 1/√N; read as a divisor 1/c, the best scale falls as N falls")
-    elif bc.direction == "rises":
-        trend = "the best multiplier c rises as N grows, against the direction of c ∝ 1/√N"
-    elif bc.direction == "flat":
-        trend = "the same c wins at every N, so this grid resolves no trend with N"
-    else:
-        trend = "the best c does not move monotonically with N"
-    resolved = t["resolved"].tolist() if "resolved" in t else []
-    tied = [int(n) for n, r in zip(t["seq_len"], resolved) if r is False]
-    unknown = [int(n) for n, r in zip(t["seq_len"], resolved) if r is None]
-    sep = ""
-    if tied:
-        sep += (f"; at N = {_lengths(tied)} the paired {round(100 * bc.confidence)}% interval of the best constant's margin over "
-                "the runner-up includes zero, so the winner there is not resolved")
-    if unknown:
-        sep += f"; at N = {_lengths(unknown)} one seed per constant gives no standard error"
-    fit = ""
-    if bc.slope == bc.slope:
-        lo, hi = bc.slope_ci
-        fit = f"; the slope of log c* against log N is {bc.slope:+.2f}"
-        if lo == lo and hi > lo:
-            defined = (f"; {bc.n_boot} of {bc.n_tried} bootstrap resamples define a slope, the others put an "
-                       "optimum at the grid's edge" if bc.n_tried > bc.n_boot else "")
-            if lo <= bc.theory_slope <= hi and lo <= 0 <= hi:
-                reading = "as consistent with the -1/2 of c ∝ 1/√N as with no change at all (0)"
-            elif lo <= bc.theory_slope <= hi:
-                reading = "consistent with the -1/2 of c ∝ 1/√N and not with 0"
-            else:
-                reading = "not consistent with the -1/2 of c ∝ 1/√N"
-            fit += f" (95% bootstrap CI over seeds {lo:+.2f} to {hi:+.2f}{defined}), {reading}"
-        elif lo == lo:
-            fit += " (every bootstrap resample of the seeds picks the same constants, so no interval), against -1/2 in theory"
-        else:
-            fit += " (no interval), against -1/2 in theory"
-    else:
-        fit = "; no slope of log c* against log N is fitted (too few interior optima)"
-    notes = "".join(f"; note: {n}" for n in bc.notes)
-    return f"Best constant: {best}; {trend}{sep}{fit}{notes}"
-
-
 def scale_form(bc: BestConstant) -> str:
     """The verdict form on Figure 1's question (does the best c of c*x^3 move like 1/sqrt(N)?)
     from :func:`best_constant`: ``holds`` when the bootstrap interval of the slope holds -1/2 and

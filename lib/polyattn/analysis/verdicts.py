@@ -1,17 +1,22 @@
 """Verdict sentences built from the numbers of a comparison.
 
 :func:`comparison_verdict` turns one row of :func:`~polyattn.analysis.paired_difference` or
-:func:`~polyattn.analysis.pooled_difference` into a :class:`Verdict` of one of a few forms,
-each decided by a test, so that the sentence claims no more than the evidence supports:
+:func:`~polyattn.analysis.pooled_difference` into a :class:`Verdict` whose form is the
+comparison's result by the book's one rule (:func:`polyattn.analysis.results.comparison_result`,
+the rule the claim register applies), so that a description table and the register read the
+same comparison alike:
 
 * ``equivalent``: the TOST against the margin stated up front rejects (p < alpha);
-* ``better`` / ``worse``: the confidence interval excludes 0 and, when the table holds a
-  family of comparisons, the Holm-corrected p-value is below alpha as well;
+* ``better`` / ``worse``: the (Holm-corrected, in a family) paired test rejects no difference
+  and the 95% interval lies beyond the margin;
+* ``better, within the margin`` / ``worse, within the margin``: a detectable difference whose
+  interval reaches inside the margin;
 * ``inconclusive``: neither; the sentence gives the minimal detectable effect, the size of a
   difference these seeds would have found;
 * ``not comparable``: no pair of runs trained (divergence).
 
-"Better" follows the metric's direction (lower bits per character is better).
+"Better" follows the metric's direction (lower bits per character is better).  A row without a
+margin has no "within the margin": a detectable difference is ``better`` or ``worse``.
 """
 from __future__ import annotations
 
@@ -24,12 +29,16 @@ import pandas as pd
 
 from ..display import typographic
 from .metrics import MetricLike, diff_unit, resolve_metric
+from .results import comparison_result
 from .stats import ALPHA, POWER
 
-FORMS = ("equivalent", "better", "worse", "inconclusive", "not comparable")
+FORMS = ("equivalent", "better", "worse", "better, within the margin", "worse, within the margin", "inconclusive",
+         "not comparable")
 #: How each form reads in the book's verdict vocabulary (:data:`polyattn.book.verdict_rows.FORMS`);
 #: a comparison whose runs diverged says nothing about the scale it was run at.
 BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
+              "better, within the margin": "better, within the margin",
+              "worse, within the margin": "worse, within the margin",
               "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}
 
 
@@ -94,44 +103,17 @@ def _divergence_text(row, name, baseline, n_seeds) -> str:
     return extra
 
 
-def difference_verdict(row, name: Optional[str] = None, baseline: Optional[str] = None,
-                       metric: MetricLike = None) -> str:
-    """A sentence from one row of :func:`paired_difference`: not distinguished by the CI, worse or
-    better by how much (in the metric's direction), or diverged; with the CI, n and the p-value.
-
-    This reads the confidence interval only; :func:`comparison_verdict` also tests
-    equivalence and states the power."""
-    row, name, baseline, higher, unit = _row(row, name, baseline, metric)
-    n, n_seeds = int(row["n_pairs"]), int(row["n_seeds"])
-    level = f"{round(100 * float(row.get('confidence', 0.95)))}%"
-    extra = _divergence_text(row, name, baseline, n_seeds)
-    if n == 0:
-        if row["n_diverged"]:
-            return f"{name} diverged in {int(row['n_diverged'])} of {n_seeds} seeds, so it cannot be compared with {baseline}"
-        return f"{name} and {baseline} share no seed that trained, so they cannot be compared"
-    d = float(row["mean_diff"])
-    if n == 1:
-        return f"{name} differs from {baseline} by {d:+.2f} {unit} on the one seed that trained (no interval){extra}"
-    lo, hi = float(row["ci_low"]), float(row["ci_high"])
-    p = row["t_p"]
-    ptxt = f", paired t-test p = {p:.2g}" if p == p else ""
-    stats_txt = f"{level} CI {lo:+.2f} to {hi:+.2f} {unit}, n = {n} seeds{ptxt}"
-    if lo <= 0 <= hi:
-        # an interval that holds 0 does not show a match: that takes an equivalence test
-        return (f"{name} is not distinguished from {baseline} by the {level} CI: difference {d:+.2f} {unit} "
-                f"({stats_txt}){extra}")
-    better = (lo > 0) == higher
-    return f"{name} is {'better' if better else 'worse'} than {baseline} by {abs(d):.2f} {unit} ({stats_txt}){extra}"
-
-
 def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] = None,
                        metric: MetricLike = None, alpha: float = ALPHA) -> Verdict:
     """The :class:`Verdict` of one row of :func:`paired_difference` or :func:`pooled_difference`.
 
-    The form is decided in this order: no pairs -> ``not comparable``; TOST p < alpha (when the
-    row carries a margin) -> ``equivalent``; CI excludes 0 and, for a family of more than one
-    comparison, Holm p < alpha -> ``better`` or ``worse`` in the metric's direction; otherwise
-    ``inconclusive``, with the minimal detectable effect at power ``row["power"]``.
+    The form is the comparison's result by the book's one rule
+    (:func:`~polyattn.analysis.results.comparison_result`): no pairs -> ``not comparable``; TOST
+    p < alpha (when the row carries a margin) -> ``equivalent``; the paired test (Holm-corrected in
+    a family of more than one comparison) below alpha -> ``better`` or ``worse`` in the metric's
+    direction when the 95% interval lies beyond the margin, ``... , within the margin`` when it
+    reaches inside; otherwise ``inconclusive``, with the minimal detectable effect at power
+    ``row["power"]``.
     """
     row, name, baseline, higher, unit = _row(row, name, baseline, metric)
     n = int(row["n_pairs"])
@@ -171,19 +153,25 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     direction = "" if higher else ", lower is better"
     margin_txt = f"±{margin:g} {_units(margin, unit)}" if _finite(margin) else ""
     excludes = lo > 0 or hi < 0
-    if _finite(tost_p) and tost_p < alpha:
+    holm = p_holm if family > 1 and _finite(p_holm) else p
+    if not _finite(holm):           # no test stored with the row: its interval alone says whether 0 is excluded
+        holm = 0.0 if excludes else math.nan
+    result = comparison_result(n=n, mean=est, ci_low=lo, ci_high=hi, holm_p=holm,
+                               equivalent=_finite(tost_p) and tost_p < alpha, alpha=alpha,
+                               margin=margin if _finite(margin) else 0.0, higher_is_better=higher)
+    if result == "equivalent":
         note = ("; the interval excludes 0, so the difference is real but smaller than the margin" if excludes
                 else "")
         level_eq = f"{round(100 * (1 - 2 * alpha))}%"       # TOST at alpha: that interval inside the margin
         return make("equivalent", f"{name} is equivalent to {baseline} within {margin_txt} (TOST p = {tost_p:.2g}, "
                                   f"so its {level_eq} interval lies inside the margin): "
                                   f"difference {est:+.2f} {unit}{direction} ({ci_txt}, {n_txt}){note}")
-    significant = excludes and (family <= 1 or not _finite(p_holm) or p_holm < alpha)
-    if significant:
-        better = (est > 0) == higher
-        return make("better" if better else "worse",
-                    f"{name} is {'better' if better else 'worse'} than {baseline} by {abs(est):.2f} {unit} "
-                    f"(difference {est:+.2f} {unit}{direction}; {ci_txt}, {n_txt}{p_txt}{holm_txt})")
+    if result != "inconclusive":
+        word = result.split(",")[0]
+        within = (f"; its interval reaches inside the margin of {margin_txt}, so the difference may be smaller "
+                  f"than the margin" if result.endswith("within the margin") else "")
+        return make(result, f"{name} is {word} than {baseline} by {abs(est):.2f} {unit} "
+                            f"(difference {est:+.2f} {unit}{direction}; {ci_txt}, {n_txt}{p_txt}{holm_txt}){within}")
     text = (f"{name} against {baseline} is inconclusive at this power: difference {est:+.2f} {unit}{direction} "
             f"({ci_txt}, {n_txt}{p_txt}{holm_txt})")
     if excludes:
@@ -221,15 +209,3 @@ def verdict_frame(diffs: pd.DataFrame, names: Optional[dict] = None, baseline: O
     return out
 
 
-def activation_verdict(diffs: pd.DataFrame, activation: str, baseline: Optional[str] = None,
-                       alpha: float = ALPHA) -> Verdict:
-    """The :class:`Verdict` of ``activation``'s comparison in a table of
-    :func:`~polyattn.analysis.paired_difference` (its first row for that activation), the
-    activation named as a reader knows it; ``baseline`` names the baseline in the sentence."""
-    from ..display import name
-
-    rows = diffs[diffs["activation"] == activation]
-    if rows.empty:
-        raise ValueError(f"the difference table has no row for {activation!r} (it compares "
-                         f"{sorted(set(diffs['activation']))}); pass one of those or add it to the comparison")
-    return comparison_verdict(rows.iloc[0], name=name(activation), baseline=baseline, alpha=alpha)

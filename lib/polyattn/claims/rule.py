@@ -5,7 +5,8 @@ A claim names its **primary** comparisons (those its statement is about) and may
 **descriptions** (tiers not designed to decide it, neighbouring questions). Checks are validity
 checks, never evidence for or against the claim; descriptions are shown and never judged.
 
-Each comparison first gets a *result* from its statistics alone (same-seed differences
+Each comparison first gets a *result* from its statistics alone
+(:func:`polyattn.analysis.results.comparison_result`; same-seed differences
 ``candidate - baseline`` in the metric's display unit, a margin fixed before the runs):
 
 ``uninformative``
@@ -46,8 +47,10 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional
 
-RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, within the margin",
-           "better, within the margin", "inconclusive")
+# the first step, a comparison's result from its statistics, lives with the analysis so that its
+# description tables use it too
+from ..analysis.results import RESULTS, arm_learned, comparison_result, learned, qualifier  # noqa: F401
+
 OUTCOMES = ("supports", "contradicts", "open", "within the margin", "uninformative")
 #: The forms a claim decided by comparisons of runs can take (:func:`claim_form`).
 COMPARISON_FORMS = ("holds", "equivalent within the margin", "not supported", "detectable but within the margin",
@@ -84,64 +87,6 @@ LEGEND = {
     "mixed": "a measured claim whose parts point different ways: some support the statement, some contradict it",
     "measured": "a quantity measured and reported, with no claim to accept or reject",
 }
-
-
-def learned(value: float, chance: Optional[float], band: float, higher_is_better: bool = True) -> bool:
-    """One run learned its task: it is better than the task's chance level by more than ``band``
-    (one-sided: a run far *worse* than chance did not learn either)."""
-    if chance is None or not math.isfinite(value):
-        return math.isfinite(value)
-    return value > chance + band if higher_is_better else value < chance - band
-
-
-def arm_learned(values: Iterable[float], chance: Optional[float], band: float,
-                higher_is_better: bool = True) -> Optional[bool]:
-    """An arm learned when most of its seeds did, did not when most did not; None when it is
-    split evenly or has no seeds."""
-    flags = [learned(v, chance, band, higher_is_better) for v in values]
-    if not flags:
-        return None
-    k = sum(flags)
-    if 2 * k > len(flags):
-        return True
-    if 2 * k < len(flags):
-        return False
-    return None
-
-
-def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, holm_p: float, equivalent: bool,
-                      alpha: float, margin: float, candidate_learned: Optional[bool] = True,
-                      baseline_learned: Optional[bool] = True, split: bool = False,
-                      higher_is_better: bool = True) -> str:
-    """The result of one comparison from its statistics (see the module docstring).
-
-    ``mean`` is candidate minus baseline in the metric's unit; ``higher_is_better`` says which
-    sign is the better one; ``split`` says one arm's seeds disagree on whether they learned."""
-    if candidate_learned is False and baseline_learned is False:
-        return "uninformative"
-    if candidate_learned is False and baseline_learned:
-        return "did not learn"
-    if split:
-        return "split"
-    if n < 2 or not math.isfinite(mean):
-        return "inconclusive"
-    if equivalent:
-        return "equivalent"
-    if math.isfinite(holm_p) and holm_p < alpha:
-        better = mean > 0 if higher_is_better else mean < 0
-        word = "better" if better else "worse"
-        beyond = ci_low > margin if mean > 0 else ci_high < -margin
-        return word if beyond else f"{word}, within the margin"
-    return "inconclusive"
-
-
-def qualifier(result: str, *, mean: float, holm_p: float, alpha: float, higher_is_better: bool = True) -> str:
-    """", and slightly worse" (or better) for an equivalent result whose difference is also
-    significant after Holm; "" otherwise."""
-    if result != "equivalent" or not (math.isfinite(holm_p) and holm_p < alpha):
-        return ""
-    better = mean > 0 if higher_is_better else mean < 0
-    return ", and slightly better" if better else ", and slightly worse"
 
 
 def outcome(result: str, expect: str) -> str:
@@ -198,7 +143,8 @@ FORM_OUTCOME = {
     "equivalent": "supports", "equivalent within the margin": "supports", "holds": "supports",
     "holds with a corrected constant": "supports", "holds only under its assumptions": "supports",
     "worse": "contradicts", "better": "contradicts", "not supported": "contradicts", "fails": "contradicts",
-    "did not learn": "contradicts", "inconclusive": "open", "inconclusive at this power": "open",
+    "did not learn": "contradicts", "worse, within the margin": "open", "better, within the margin": "open",
+    "inconclusive": "open", "inconclusive at this power": "open",
     "not comparable": "open", "measured": "open", "pending": "open", "split": "open",
     "detectable but within the margin": "within the margin", "not testable as designed": "open",
     "inconclusive at this scale": "uninformative", "uninformative": "uninformative",

@@ -216,7 +216,7 @@ def norm_paradox(root: Optional[Path] = None) -> Finding:
     form = ("inconclusive at this scale" if n_activations < MIN_ACTIVATIONS else
             rules.norms_explain_form(numbers[f"{k}_reading"] for k in EXPLAINING_NORMS.values()))
     n = numbers
-    result = "detectably worse" if n["accuracy_result"] == "worse" else "not shown worse"
+    result = "detectably worse" if n["accuracy_result"].startswith("worse") else "not shown worse"
     summary = (f"Across {n['runs']} Table 1 runs of {n_activations} activations, Spearman $\\rho$ of final accuracy "
                f"with $\\lVert A\\rVert_F/\\sqrt{{N}}$ is {n['attention_rho']:+.2f} (95% CI resampling whole "
                f"activations {n['attention_activations_ci_low']:+.2f} to {n['attention_activations_ci_high']:+.2f}) "
