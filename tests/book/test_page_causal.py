@@ -1,4 +1,4 @@
-"""Chapter 07's page module on planted character-LM records: the tables' rows, the register's
+"""Chapter 07's page modules on planted character-LM records: the tables' rows, the register's
 comparisons in them, the glued numbers, and the length sweep's section at any stage of its grid."""
 import math
 from types import SimpleNamespace
@@ -7,11 +7,18 @@ import matplotlib
 import pandas as pd
 import pytest
 
+from polyattn.analysis import length_sweep as ls
 from polyattn.analysis import recall as recall_levels
 from polyattn.config import TrainConfig
 from polyattn.experiments import causal
 from polyattn.labels import CHARLM_VARIANTS
-from polyattn.pages import causal as cp
+from polyattn.pages import lm_bpc as bp
+from polyattn.pages import lm_lengths as lp
+from polyattn.pages import lm_page as pg
+from polyattn.pages import lm_samples as sa
+from polyattn.pages import lm_setup as su
+from polyattn.pages import lm_sinks as sk
+from polyattn.pages import lm_sweep as sw
 from polyattn.results import config_dict
 
 matplotlib.use("Agg")
@@ -48,7 +55,7 @@ def _runs(seeds=(0, 1, 2), variants=PLANTED, sink_seed=None):
                        + (0.002 * c.seed if label[(c.activation, c.n_mode)] == "x^3/sqrt(T)" else 0.0),
                        sink_rate=0.25 if (c.activation == "softmax" and c.seed == sink_seed) else 0.0)
                for c in grid]
-    return cp.Runs(grid, records, "smoke")
+    return pg.Runs(grid, records, "smoke")
 
 
 def _plain(text: str) -> str:
@@ -66,12 +73,12 @@ def _comparison(n, mean=0.1, low=0.05, high=0.15):
 
 def test_the_bits_per_character_table_finds_the_planted_differences_and_fills_the_baseline_row():
     runs = _runs()
-    rows = {r["variant"]: r for r in cp.bpc_rows(runs, 0.05, {})}
+    rows = {r["variant"]: r for r in bp.bpc_rows(runs, 0.05, {})}
     assert rows["softmax"]["Δ vs softmax [95% CI]"] == "baseline" and rows["softmax"]["result"] == ""
     assert set(rows["softmax"]) == set(rows["x³/√(i+1)"])           # no missing cell (no NaN on the page)
     assert rows["x³/√(i+1)"]["Δ vs softmax [95% CI]"].startswith("+0.200") and rows["x³/√(i+1)"]["result"] == "worse"
     assert rows["SSMax"]["result"] == "equivalent"
-    numbers = cp.bpc_numbers(runs, 0.05, {})
+    numbers = bp.bpc_numbers(runs, 0.05, {})
     assert numbers["ch07_family"] == 3 and numbers["ch07_count_text"] == "2 worse; 1 equivalent"
 
 
@@ -79,12 +86,12 @@ def test_a_registered_comparison_replaces_the_pages_own_and_is_marked():
     runs = _runs()
     reg = {("x^3/sqrt(i+1)", "softmax", "test_bpc"): {"Holm p": "0.5", "TOST p": "0.9", "Result": "inconclusive",
                                                      "numbers": _comparison(3, 0.123, 0.01, 0.2)}}
-    row = next(r for r in cp.bpc_rows(runs, 0.05, reg) if r["variant"] == "x³/√(i+1)")
+    row = next(r for r in bp.bpc_rows(runs, 0.05, reg) if r["variant"] == "x³/√(i+1)")
     assert _plain(row["Δ vs softmax [95% CI]"]) == "+0.123 [+0.010, +0.200] ‡" and row["result"] == "inconclusive ‡"
     assert " " not in row["Δ vs softmax [95% CI]"]                   # the interval stays on one line
     assert row["Holm p"] == "0.5"
-    assert cp.bpc_numbers(runs, 0.05, reg)["ch07_count_text"] == "1 inconclusive; 1 worse; 1 equivalent"
-    assert cp._register_cell({"numbers": _comparison(0)}) == ""
+    assert bp.bpc_numbers(runs, 0.05, reg)["ch07_count_text"] == "1 inconclusive; 1 worse; 1 equivalent"
+    assert pg.register_cell({"numbers": _comparison(0)}) == ""
 
 
 def test_the_register_rows_are_read_only_at_the_book_preset():
@@ -100,10 +107,10 @@ def test_the_register_rows_are_read_only_at_the_book_preset():
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(report, "comparison_rows", lambda v: [{"Comparison": "x³/√T − softmax"}])
-        assert cp.register_rows(delivered, "causal_charlm", "smoke") == {}
-        rows = cp.register_rows(delivered, "causal_charlm", "book")
+        assert pg.register_rows(delivered, "causal_charlm", "smoke") == {}
+        rows = pg.register_rows(delivered, "causal_charlm", "book")
         assert list(rows) == [("x^3/sqrt(T)", "softmax", "test_bpc")]
-        assert cp.register_rows(delivered, "causal_charlm_nope", "book") == {}
+        assert pg.register_rows(delivered, "causal_charlm_nope", "book") == {}
 
 
 def test_a_length_row_takes_the_registers_numbers_at_its_length_only():
@@ -112,7 +119,7 @@ def test_a_length_row_takes_the_registers_numbers_at_its_length_only():
                            "family_size": 3, "baseline": "softmax", "higher_is_better": False,
                            "unit": "bits/char"} for m in (1, 2)])
     reg = {("a", 1): {"Result": "worse", "numbers": _comparison(3, 0.5, 0.4, 0.6)}}
-    row = {k: _plain(v) for k, v in cp.length_rows(diffs, lambda v: f"{v} − softmax", reg)[0].items()}
+    row = {k: _plain(v) for k, v in lp.length_rows(diffs, lambda v: f"{v} − softmax", reg)[0].items()}
     assert row == {"comparison": "a − softmax", "at 1x": "+0.50 [+0.40, +0.60] ‡, worse",
                    "at 2x": "+0.50 [+0.40, +0.60], worse"}
 
@@ -129,11 +136,11 @@ def test_claims_table_lists_only_comparisons_with_pairs():
         mp.setattr(report, "comparison_rows", lambda v: [
             {"Comparison": r.comparison.label, "Role": "primary", "Pairs": f"{r.n} of 3", "Difference [95% CI]": "x",
              "Holm p": "", "TOST p": "", "Result": "inconclusive"} for r in v.comparisons])
-        assert cp.sweep_table([delivered([0, 0])], "book") is None
-        assert cp.sweep_table([delivered([0, 2, 1])], "smoke") is None
-        table = cp.sweep_table([delivered([0, 2, 1])], "book")
+        assert sw.sweep_table([delivered([0, 0])], "book") is None
+        assert sw.sweep_table([delivered([0, 2, 1])], "smoke") is None
+        table = sw.sweep_table([delivered([0, 2, 1])], "book")
         assert list(table.data["comparison"]) == ["c1", "c2"] and "claim" not in table.data   # one claim: no column
-        two = cp.sweep_table([delivered([0, 2]), delivered([1])], "book")
+        two = sw.sweep_table([delivered([0, 2]), delivered([1])], "book")
         assert list(two.data["claim"]) == ["scale needed", "scale needed"]
 
 
@@ -141,24 +148,24 @@ def test_claim_values_quote_the_registers_late_notes():
     late = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
         registered_after="after the runs", chance_registered_after="on 2 December", comparisons=(1, 2, 3),
         chance_band=0.5)))
-    assert cp.claim_values("x", late) == {"x_notes": "after the runs; on 2 December", "x_family": 3,
+    assert pg.claim_values("x", late) == {"x_notes": "after the runs; on 2 December", "x_family": 3,
                                           "x_chance_band": "0.5"}
     in_time = SimpleNamespace(verdict=SimpleNamespace(claim=SimpleNamespace(
         registered_after=None, chance_registered_after=None, comparisons=())))
-    assert cp.claim_values("x", in_time)["x_notes"].startswith("nothing")
+    assert pg.claim_values("x", in_time)["x_notes"].startswith("nothing")
 
 
 def test_sink_numbers_count_softmaxs_seeds_with_a_sink():
-    numbers = cp.sink_numbers(_runs(sink_seed=1))
+    numbers = sk.sink_numbers(_runs(sink_seed=1))
     assert numbers["ch07_softmax_sink_seeds"] == "1 of 3"
     assert numbers["ch07_largest_rate"] == "0.25 (softmax, seed 1)"
-    assert cp.sink_numbers(cp.Runs([], [], "paper", "not run", loaded=False))["ch07_free_rate"] == "not run"
+    assert sk.sink_numbers(pg.Runs([], [], "paper", "not run", loaded=False))["ch07_free_rate"] == "not run"
 
 
 def test_the_spread_names_the_variants_at_both_ends():
     s = pd.Series({"x^3/sqrt(T)": 0.3, "softmax": -0.1, "SSMax": math.nan})
-    assert cp._spread(s) == "−0.100 for softmax to +0.300 for x³/√T"
-    assert cp._spread(pd.Series(dtype=float)) == "not measured"
+    assert lp._spread(s) == "−0.100 for softmax to +0.300 for x³/√T"
+    assert lp._spread(pd.Series(dtype=float)) == "not measured"
 
 
 def test_map_numbers_say_where_each_map_comes_from_and_which_are_missing():
@@ -167,29 +174,29 @@ def test_map_numbers_say_where_each_map_comes_from_and_which_are_missing():
     found = {"maps": {"softmax": np.ones((1, 2, 2)), "x^3/sqrt(T)": -np.ones((1, 2, 2))},
              "source": {"softmax": "the seed-0 record", "x^3/sqrt(T)": "the seed-1 record"},
              "window": "In the", "diverged": ["SSMax"], "missing": []}
-    n = cp.map_numbers(_runs(seeds=(0,)), found)
+    n = sa.map_numbers(_runs(seeds=(0,)), found)
     assert n["ch07_map_source"] == "softmax: the seed-0 record; x³/√T: the seed-1 record"
-    fig = cp.map_figure(found, "smoke")
+    fig = sa.map_figure(found, "smoke")
     assert [ax.get_ylabel() for ax in fig.axes[:2]] == ["softmax", "x³/√T"]      # one row per variant
     # each head is scaled by its own largest weight: a head of small weights is not blank
     small = {**found, "maps": {"softmax": np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.01, 0.0], [0.0, 0.02]]])}}
-    images = [ax.get_images()[0].get_array() for ax in cp.map_figure(small, "smoke").axes[:2]]
+    images = [ax.get_images()[0].get_array() for ax in sa.map_figure(small, "smoke").axes[:2]]
     assert [float(abs(a).max()) for a in images] == [1.0, 1.0]
     assert n["ch07_map_absent"] == "SSMax (diverged)" and n["ch07_map_neg"] == "softmax 0.00, x³/√T 1.00"
-    assert cp.map_figure({**found, "maps": {}}, "smoke") is None
+    assert sa.map_figure({**found, "maps": {}}, "smoke") is None
     # a head with (almost) no non-zero weight is named and drawn as its count, not as a blank map
     sparse = {**found, "maps": {"softmax": np.ones((1, 2, 2)), "Softpick": np.zeros((1, 2, 2))}}
-    assert cp.sparse_heads(sparse) == {"Softpick": [(1, 0, 3)]}
-    assert cp.map_numbers(_runs(seeds=(0,)), sparse)["ch07_map_sparse"] == "Softpick head 1 (0 of 3 weights not zero)"
-    drawn = cp.map_figure(sparse, "smoke").axes
+    assert sa.sparse_heads(sparse) == {"Softpick": [(1, 0, 3)]}
+    assert sa.map_numbers(_runs(seeds=(0,)), sparse)["ch07_map_sparse"] == "Softpick head 1 (0 of 3 weights not zero)"
+    drawn = sa.map_figure(sparse, "smoke").axes
     assert drawn[1].get_images() == [] and drawn[1].texts[0].get_text().startswith("0 of 3")
-    assert cp.map_numbers(cp.Runs([], [], "paper", "not run", loaded=False), found)["ch07_map_neg"] == "not run"
+    assert sa.map_numbers(pg.Runs([], [], "paper", "not run", loaded=False), found)["ch07_map_neg"] == "not run"
 
 
 def _sweep(records):
     grid = causal.length_sweep("smoke")
-    runs = cp.Runs(grid, records, "smoke")
-    runs._frame = cp.ls.sweep_frame(records)
+    runs = pg.Runs(grid, records, "smoke")
+    runs._frame = ls.sweep_frame(records)
     return runs
 
 
@@ -201,32 +208,32 @@ def _sweep_record(cfg, bpc, status="ok"):
 def test_the_length_sweep_section_renders_with_none_some_or_all_of_its_runs():
     grid = causal.length_sweep("smoke")                     # T = 16 and 32, one seed, four variants
     none = _sweep([])
-    assert cp.sweep_numbers(none)["ch07_sweep_stored"] == f"0 of the {len(grid)}"
-    assert cp.sweep_numbers(none)["ch07_sweep_slope"].startswith("none yet")
-    assert cp.sweep_figure(none, 0.05) is None
+    assert sw.sweep_numbers(none)["ch07_sweep_stored"] == f"0 of the {len(grid)}"
+    assert sw.sweep_numbers(none)["ch07_sweep_slope"].startswith("none yet")
+    assert sw.sweep_figure(none, 0.05) is None
     # only the unscaled cube: a figure of one panel, no slope
     cube = [_sweep_record(c, 3.0) for c in grid if c.activation == "poly:p=3,c=1"]
     some = _sweep(cube)
-    assert len(cp.sweep_figure(some, 0.05).axes) == 1
-    assert "nor at one" in cp.sweep_numbers(some)["ch07_sweep_slope"]
+    assert len(sw.sweep_figure(some, 0.05).axes) == 1
+    assert "nor at one" in sw.sweep_numbers(some)["ch07_sweep_slope"]
     # everything, with the cube's deficit growing by 0.1 per doubling of T and one run diverged
     recs = [_sweep_record(c, 3.0 + (0.1 * math.log2(c.options["context"] / 16) if c.activation == "poly:p=3,c=1"
                                     else 0.0)) for c in grid if c.activation != "softmax"]
     recs.append(_sweep_record(next(c for c in grid if c.activation == "softmax"), math.nan, status="diverged"))
     full = _sweep(recs)
-    numbers = cp.sweep_numbers(full)
+    numbers = sw.sweep_numbers(full)
     assert numbers["ch07_sweep_stored"].startswith(f"{len(recs)} of the {len(grid)} (1 diverged: softmax at T = 16")
     assert numbers["ch07_sweep_slope"].startswith("+0.100 bits/char per doubling over 1 seed(s) (seed 0: +0.100)")
-    assert len(cp.sweep_figure(full, 0.05).axes) == 2
+    assert len(sw.sweep_figure(full, 0.05).axes) == 2
 
 
 def test_nothing_is_loaded_under_a_preset_that_trains_nothing():
-    runs = cp.sweep_runs(_page("paper"))
+    runs = pg.sweep_runs(_page("paper"))
     assert not runs and not runs.loaded
-    numbers = cp.sweep_numbers(runs)
+    numbers = sw.sweep_numbers(runs)
     assert numbers["ch07_sweep_stored"] == "not run" and numbers["ch07_sweep_slope"] == "not run"
     assert numbers["ch07_sweep_lengths"] == "256, 1024 and 4096"          # the design, read from the grid
-    assert cp.bpc_table(runs, 0.05, {}) is None and cp.samples_markdown(runs) == ""
+    assert bp.bpc_table(runs, 0.05, {}) is None and sa.samples_markdown(runs) == ""
 
 
 def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
@@ -244,7 +251,7 @@ def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
                 "seq_lens": {"seq_len": 16}, "provenance": {"git_commit": "x", "wall_s": 1.0}}
 
     records = [rec(c, 0.99 if c.activation == "poly:p=3,c=1/14" else 0.01) for c in grid]
-    numbers = rp.mqar_long_numbers(cp.Runs(grid, records, "book"))
+    numbers = rp.mqar_long_numbers(pg.Runs(grid, records, "book"))
     assert numbers["ch07_mqar_long_beyond"] == "x³/14" and numbers["ch07_mqar_long_softmax"] == "0"
 
 
@@ -252,18 +259,18 @@ def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
 
 
 def test_inline_formula_writes_fractions_on_one_line_with_brackets_where_needed():
-    assert cp.inline_formula(r"\frac{s^{3}}{\sqrt{N}}") == r"s^{3} / \sqrt{N}"
-    assert cp.inline_formula(r"\frac{\mathrm{relu}(e^{s} - 1)}{\sum_j |e^{s_j} - 1| + \epsilon}") == (
+    assert su.inline_formula(r"\frac{s^{3}}{\sqrt{N}}") == r"s^{3} / \sqrt{N}"
+    assert su.inline_formula(r"\frac{\mathrm{relu}(e^{s} - 1)}{\sum_j |e^{s_j} - 1| + \epsilon}") == (
         r"\mathrm{relu}(e^{s} - 1) / (\sum_j |e^{s_j} - 1| + \epsilon)")   # a bracketed minus needs none
-    assert cp.inline_formula(r"\frac{a + b}{\frac{c}{d}}") == "(a + b) / (c / d)"
-    assert cp.inline_formula(r"\frac{a}{2 \cdot b}") == r"a / (2 \cdot b)"
-    assert cp.inline_formula(r"\tfrac{1}{14} \cdot s^{3}") == r"\tfrac{1}{14} \cdot s^{3}"
+    assert su.inline_formula(r"\frac{a + b}{\frac{c}{d}}") == "(a + b) / (c / d)"
+    assert su.inline_formula(r"\frac{a}{2 \cdot b}") == r"a / (2 \cdot b)"
+    assert su.inline_formula(r"\tfrac{1}{14} \cdot s^{3}") == r"\tfrac{1}{14} \cdot s^{3}"
     with pytest.raises(ValueError, match="unbalanced"):
-        cp.inline_formula(r"\frac{a}{b")
+        su.inline_formula(r"\frac{a}{b")
 
 
 def test_the_variants_table_reads_each_reading_of_n_and_has_no_stacked_fraction():
-    table = cp.variants_table().data.set_index("variant")
+    table = su.variants_table().data.set_index("variant")
     assert r"\(T\)" in table.loc["x³/√T", "N"] and r"\(i + 1\)" in table.loc["x³/√(i+1)", "N"]
     assert not table["weights"].str.contains(r"\\frac").any()
     assert table.loc["softmax", "rows sum to one"] == "yes" and table.loc["x³/√T", "non-negative"] == "no"
@@ -274,40 +281,40 @@ def test_register_summary_says_equal_comparisons_once():
         return {"Difference [95% CI]": diff, "Pairs": "3 of 3", "Result": result}
 
     same = {("x^3/sqrt(i+1)", "softmax", "m"): row("+0.000"), ("SSMax", "softmax", "m"): row("+0.000")}
-    assert cp.register_summary(same) == "all 2 (x³/√(i+1), SSMax): +0.000 (3 of 3 pairs), uninformative"
+    assert pg.register_summary(same) == "all 2 (x³/√(i+1), SSMax): +0.000 (3 of 3 pairs), uninformative"
     apart = {**same, ("SSMax", "softmax", "m"): row("+0.100", "worse")}
-    assert cp.register_summary(apart) == ("x³/√(i+1): +0.000 (3 of 3 pairs), uninformative; "
+    assert pg.register_summary(apart) == ("x³/√(i+1): +0.000 (3 of 3 pairs), uninformative; "
                                           "SSMax: +0.100 (3 of 3 pairs), worse")
-    assert cp.register_summary({}) == "none"
-    assert cp.register_summary(same, "smoke").startswith("not shown at this preset")
+    assert pg.register_summary({}) == "none"
+    assert pg.register_summary(same, "smoke").startswith("not shown at this preset")
 
 
 def test_a_variant_with_a_diverged_seed_says_how_many_trained():
     runs = _runs()
     bad = next(i for i, c in enumerate(runs.grid) if c.activation == "softmax" and c.seed == 2)
     runs.records[bad] = {**runs.records[bad], "status": "diverged"}
-    names = [r["variant"] for r in cp.bpc_rows(runs, 0.05, {})]
+    names = [r["variant"] for r in bp.bpc_rows(runs, 0.05, {})]
     assert "softmax (2 of 3 seeds)" in names and "SSMax" in names
 
 
 def test_the_length_table_leaves_the_training_length_to_the_table_above():
     runs = _runs()
-    table = cp.length_table(runs, 0.05, {})
+    table = lp.length_table(runs, 0.05, {})
     assert list(table.data.columns) == ["comparison", "at 2x", "at 4x"]
     assert table.data["comparison"].iloc[-1] == "x³/√T − x³/√(i+1)"
-    numbers = cp.length_numbers(runs, 0.05, {})
+    numbers = lp.length_numbers(runs, 0.05, {})
     # three variants against softmax at 2x and 4x: planted offsets are the same at every length
     assert numbers["ch07_past_results"].endswith(" (of 6)")
     assert numbers["ch07_rvf_past"].endswith("at 4x") and "at 2x" in numbers["ch07_rvf_past"]
     reg = {("x^3/sqrt(T)", "x^3/sqrt(i+1)", "test_bpc"): {"numbers": _comparison(3, 0.1, 0.05, 0.15)}}
-    assert _plain(cp.length_numbers(runs, 0.05, reg)["ch07_rvf_1x"]) == "+0.100 [+0.050, +0.150] ‡ bits/char (3 pairs)"
+    assert _plain(lp.length_numbers(runs, 0.05, reg)["ch07_rvf_1x"]) == "+0.100 [+0.050, +0.150] ‡ bits/char (3 pairs)"
 
 
 def test_the_position_comparisons_have_their_own_table():
     lm, nope = _runs(), _runs(variants={"softmax": 0.5, "x^3/sqrt(i+1)": 0.6, "x^3/sqrt(T)": 0.6})
-    main = cp.nope_table(lm, nope, 0.05, {}).data["comparison"].tolist()
+    main = lp.nope_table(lm, nope, 0.05, {}).data["comparison"].tolist()
     assert main == ["x³/√(i+1) − softmax", "x³/√T − softmax", "x³/√T − x³/√(i+1)"]
-    positions = cp.positions_table(lm, nope, 0.05).data
+    positions = lp.positions_table(lm, nope, 0.05).data
     assert positions["comparison"].tolist() == [f"{v}: none − sinusoidal" for v in ("softmax", "x³/√(i+1)", "x³/√T")]
     assert _plain(positions["at 1x"].iloc[0]).startswith("+0.50 [")
 
@@ -323,7 +330,7 @@ def test_claims_table_keeps_the_roles_asked_for_and_states_equal_pairs_once():
         mp.setattr(report, "comparison_rows", lambda v: [
             {"Comparison": r.comparison.label, "Role": role, "Pairs": "3 of 3", "Difference [95% CI]": "+1.0 [+0.5, +1.5]",
              "Holm p": "< 0.001", "TOST p": "1.0", "Result": "worse"} for r, role in zip(v.comparisons, roles)])
-        table = cp.claims_table([delivered], "caption", roles=["primary", "check"])
+        table = pg.claims_table([delivered], "caption", roles=["primary", "check"])
     assert table.data["comparison"].tolist() == ["c0", "c2"] and "pairs" not in table.data
     assert table.caption.endswith("Pairs: 3 of 3 in every row")
 
@@ -336,13 +343,13 @@ def test_a_folded_block_gets_a_note_when_there_is_nothing_to_show_and_a_figure_i
     glued = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
-        cp.glue_folded("none", None)
+        pg.glue_folded("none", None)
         fig = plt.figure()
-        cp.glue_folded("figure", fig)
+        pg.glue_folded("figure", fig)
     assert "Nothing to show" in glued["none"].data and glued["figure"] is fig
     assert not plt.fignum_exists(fig.number)
-    table = cp.compact(cp.variants_table(), ["variant"])
-    assert "white-space: nowrap" in table.to_html() and cp.compact(None) is None
+    table = pg.compact(su.variants_table(), ["variant"])
+    assert "white-space: nowrap" in table.to_html() and pg.compact(None) is None
 
 
 def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_each_seed():
@@ -363,16 +370,16 @@ def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_ea
     # softmax learns in both seeds; x^3/14 only in seed 1; the others stay on the plateau (inside its band)
     acc = {("softmax", 0): 1.0, ("softmax", 1): 0.98, ("poly:p=3,c=1/14", 1): 0.9}
     records = [rec(c, acc.get((c.activation, c.seed), plateau * 1.2)) for c in grid]
-    runs = cp.Runs(grid, records, "smoke")
+    runs = pg.Runs(grid, records, "smoke")
     counts = rp.learned(runs)
     assert counts["softmax"] == (2, 2) and counts["x^3/14"] == (1, 2) and counts["x^3/sqrt(i+1)"] == (0, 2)
     numbers = rp.recall_numbers(runs)
     assert "softmax 2 of 2" in numbers["ch07_recall_learned"] and "x³/14 1 of 2" in numbers["ch07_recall_learned"]
     fig = rp.curve_figure(runs)
     assert len(fig.axes) == len(mqar.RECALL_VARIANTS) and all(len(ax.lines) >= 2 + 2 for ax in fig.axes)
-    empty = rp.recall_numbers(cp.Runs(grid, [], "book", "no run of this grid is stored yet"))
+    empty = rp.recall_numbers(pg.Runs(grid, [], "book", "no run of this grid is stored yet"))
     assert empty["ch07_recall_learned"] == "no run of this grid is stored yet" and rp.curve_figure(
-        cp.Runs(grid, [], "book")) is None
+        pg.Runs(grid, [], "book")) is None
 
 
 def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch):

@@ -20,7 +20,7 @@ from ..analysis import causal as ca
 from ..analysis import recall
 from ..analysis.causal import variant_colors, variant_frame
 from ..analysis.tables import interval_cell
-from .causal import REGISTERED, Runs, _register_cell, _runs, compact, show, unbroken
+from .lm_page import REGISTERED, Runs, compact, load_runs, register_cell, show, unbroken
 
 #: The recall levels of :data:`polyattn.analysis.recall.LEVELS` in a table cell.
 SHORT_LEVELS = dict(zip(recall.LEVELS, ("guessing", "below the plateau", "at the plateau", "recall")))
@@ -31,7 +31,7 @@ def mqar_runs(page, seeds=None, recompute: bool = False) -> Runs:
     """Associative recall (``causal_mqar``)."""
     from ..experiments import mqar
 
-    return _runs("mqar", mqar.causal_mqar, page, seeds, recompute, False, "MQAR")
+    return load_runs("mqar", mqar.causal_mqar, page, seeds, recompute, False, "MQAR")
 
 def mqar_long_runs() -> Runs:
     """The stored runs of MQAR with ten times the training (``causal_mqar_long``, book preset:
@@ -127,7 +127,7 @@ def mqar_long_table(long: Runs, registered: Mapping[tuple, dict]):
         for length, k, n, best in per_set:
             row[f"length {length}"] = f"{k} of {n} ({100 * best:.0f})"
         reg = next((r for (c, b, _), r in registered.items() if c == variant and b == "softmax"), None)
-        row["Δ vs softmax (points)"] = unbroken(_register_cell(reg, "+.2f")) if reg else ""
+        row["Δ vs softmax (points)"] = unbroken(register_cell(reg, "+.2f")) if reg else ""
         row["result"] = (reg["Result"] + " " + REGISTERED) if reg else ""
         rows.append(row)
     cfg = long.grid[0]
@@ -169,7 +169,7 @@ def recall_runs(page, seeds=None, recompute: bool = False) -> Runs:
     for hours), at the others trained."""
     from ..experiments import mqar
 
-    return _runs("mqar_recall", mqar.causal_mqar_recall, page, seeds, recompute, True, "MQAR recall")
+    return load_runs("mqar_recall", mqar.causal_mqar_recall, page, seeds, recompute, True, "MQAR recall")
 
 
 def probe_numbers() -> dict:

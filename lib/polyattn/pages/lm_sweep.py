@@ -1,0 +1,77 @@
+"""Chapter 07's section on the √N scaling across training lengths (grid ``causal_length_sweep``):
+its figure, the growth of the unscaled cube's deficit per doubling of T, and the register's
+comparisons of its two claims.
+
+    sweep = sweep_runs(page, seeds, recompute)      # polyattn.pages.lm_page
+    glue_values(sweep_numbers(sweep)); sweep_figure(sweep, margin)
+    sweep_table(claims, preset)                     # the two claims' comparisons with stored pairs
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..analysis import length_sweep as ls
+from ..analysis.tables import interval_cell, number_cell
+from .lm_page import Runs, claims_table
+
+
+def sweep_figure(sweep: Runs, margin: float):
+    """:func:`polyattn.analysis.length_sweep.sweep_figure` for the page, stamped; None while no run
+    of the grid has trained."""
+    from ..claims import claim
+    from ..plotting import stamp
+
+    lengths = sorted({int(c.options["context"]) for c in sweep.grid})
+    fig = ls.sweep_figure(sweep.frame, lengths=lengths, margin=margin, chance=claim("length_scale_needed").chance)
+    if fig is not None:
+        if len(fig.axes) > 1:                # the page's width, so that its type is not scaled down
+            fig.set_size_inches(8, 3.9)
+        stamp(fig, sweep.preset, "position-free micro character LM, no clipping; dots: seeds")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def sweep_numbers(sweep: Runs) -> dict:
+    """How many planned runs are stored (and which diverged), and the growth of x³ − x³/√(i+1) per
+    doubling of T: each seed's slope, then their mean with its 95% t-interval."""
+    keys = ("ch07_sweep_stored", "ch07_sweep_slope")
+    lengths = sorted({int(c.options["context"]) for c in sweep.grid})
+    design = {"ch07_sweep_lengths": ", ".join(map(str, lengths[:-1])) + f" and {lengths[-1]}" if len(lengths) > 1
+              else ", ".join(map(str, lengths)),
+              "ch07_sweep_seeds": len({c.seed for c in sweep.grid})}
+    if not sweep.loaded:
+        return {**design, **dict.fromkeys(keys, sweep.missing)}
+    p = ls.progress(sweep.frame, len(sweep.grid))
+    stored = f"{p['stored']} of the {p['planned']}"
+    if p["diverged"]:
+        stored += f" ({p['diverged']} diverged: {'; '.join(p['diverged_runs'])})"
+    s = ls.slope_over_log_length(sweep.frame, "x³", "x³/√(i+1)")
+    if not s["seeds"]:
+        slope = ("none yet: no seed has both x³ and x³/√(i+1) stored at two training lengths"
+                 + ("" if len(ls.paired_by_length(sweep.frame, "x³", "x³/√(i+1)")) else
+                    ", nor at one (so the figure has no panel of differences)"))
+    else:
+        per_seed = ", ".join(f"seed {k}: {number_cell(v, '+.3f')}" for k, v in s["per_seed"].items())
+        slope = (f"{interval_cell(s['slope'], s['ci_low'], s['ci_high'], '+.3f')} bits/char per doubling over "
+                 f"{s['seeds']} seed(s) ({per_seed})")
+    return {**design, "ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
+
+
+#: The two claims of the length sweep by short names in its table.
+SWEEP_CLAIMS = {"length_scale_needed": "scale needed", "length_scale_follows_n": "follows N"}
+
+
+def sweep_table(delivered: Sequence, preset: str, roles: Optional[Sequence[str]] = ("primary", "check")):
+    """The two sweep claims' comparisons of ``roles`` that have stored pairs, as one table; None while
+    none has, or when ``preset`` is not the book's (the register reads the book's records only)."""
+    if not delivered or preset != "book":
+        return None
+    scale = delivered[0].verdict.claim.scale
+    controls = sorted({c.margin for d in delivered for c in getattr(d.verdict.claim, "comparisons", ())
+                       if c.role == "check" and getattr(c, "margin", None)})
+    control = f" (the control ±{', ±'.join(f'{m:g}' for m in controls)})" if controls else ""
+    which = f"{' and '.join(roles)} comparisons" if roles else "comparisons"
+    return claims_table(delivered, (
+        f"The claim register's {which} of the length sweep that have stored pairs: same-seed difference in "
+        f"bits/char, margin ±{delivered[0].verdict.claim.margin:g}{control}, Holm within each claim. {scale}"),
+        names=SWEEP_CLAIMS, roles=roles)
