@@ -59,6 +59,9 @@ _STATS = dict(ci_low=-4.0, ci_high=-2.0, margin=1.0)
      "uninformative"),
     (dict(n=5, mean=-40.0, holm_p=0.001, equivalent=False, candidate_learned=False), "did not learn"),
     (dict(n=3, mean=27.8, holm_p=0.4, equivalent=False, split=True), "split"),
+    # one seed pair: a seed that stayed at chance against one that learned is not yet "most seeds"
+    (dict(n=1, mean=-73.0, holm_p=math.nan, equivalent=False, candidate_learned=False), "inconclusive"),
+    (dict(n=1, mean=-73.0, holm_p=math.nan, equivalent=False, split=True), "inconclusive"),
 ])
 def test_a_comparisons_result_comes_from_its_statistics(kw, result):
     assert rule.comparison_result(alpha=0.05, **{**_STATS, **kw}) == result

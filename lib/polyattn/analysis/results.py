@@ -51,12 +51,12 @@ def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, hol
     sign is the better one; ``split`` says one arm's seeds disagree on whether they learned."""
     if candidate_learned is False and baseline_learned is False:
         return "uninformative"
+    if n < 2 or not math.isfinite(mean):
+        return "inconclusive"       # one seed pair decides nothing, neither as a mean nor as a count
     if candidate_learned is False and baseline_learned:
         return "did not learn"
     if split:
         return "split"
-    if n < 2 or not math.isfinite(mean):
-        return "inconclusive"
     if equivalent:
         return "equivalent"
     if math.isfinite(holm_p) and holm_p < alpha:

@@ -13,11 +13,14 @@ from ..numbers import fixed, p_relation, p_value, percent, significant
 from ..numbers import interval as bracket
 from .evaluate import ClaimVerdict, ComparisonResult
 
-#: The claims of the answer table, in the order a reader asks them (those with stored runs).
+#: The claims of the answer table, in the order a reader asks them (those with stored runs); at most
+#: twenty, one screen.  ``mqar_long`` (recall with ten times the training, where softmax itself mostly
+#: stays at the copy plateau) is told in the answer's recall finding and chapter 07: ``mqar_recall``,
+#: the setting where softmax learns recall, asks its question in the table.
 HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "converged_unclipped", "quadratic",
             "unclipped_parity", "unclipped_scale_needed", "clipping_as_alternative",
             "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
-            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_long", "mqar_recall")
+            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_recall")
 
 #: The answer table's short name of each of its claims (the full statement is in the verdict table and
 #: the claim's section): short enough that a row of the table fits on one line of the page.
@@ -87,6 +90,16 @@ def estimate_cell(r: ComparisonResult) -> str:
     if r.n < 2:
         return f"{fixed(r.mean, d, True)}{unit} (1 pair)"
     return f"{fixed(r.mean, d, True)} {interval(r)}{unit}"
+
+
+def key_cell(r: ComparisonResult) -> str:
+    """A comparison's key number in one cell: :func:`estimate_cell`, except for a split comparison
+    (seeds that learned and seeds that did not), which is read as counts, not as a mean:
+    "seeds that learned: 1 of 2 against 1 of 2"."""
+    if r.result == "split" and r.learned_counts:
+        kc, kb, n = r.learned_counts
+        return f"seeds that learned: {kc} of {n} against {kb} of {n}"
+    return estimate_cell(r)
 
 
 def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
@@ -209,7 +222,7 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
             continue
         primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
         named = len(primaries) > 1 and not v.claim.deciding_tier or key.comparison.role != "primary"
-        number_ = estimate_cell(key)
+        number_ = key_cell(key)
         rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
                      "verdict": v.form, "key number": f"{key.comparison.label}: {number_}",
                      "short key": f"{short_label(key.comparison.label)}: {number_}" if named else number_,

@@ -235,9 +235,9 @@ MQAR_RECALL = RegisteredClaim(
     "the book's question (Zoology's benchmark)", "07_causal",
     registered="2026-12-04",
     comparisons=(
-        *(vs(_RECALL, act, _SOFTMAX_ROW, cid, f"{label} − softmax, 4 pairs (as trained)", "equivalent",
+        *(vs(_RECALL, act, _SOFTMAX_ROW, cid, f"{label} − softmax, 4 key–value pairs (as trained)", "equivalent",
              metric="acc_L64_K4") for cid, act, label in _RECALL_VARIANTS),
-        *(vs(_RECALL, act, _SOFTMAX_ROW, f"{cid}_8_pairs", f"{label} − softmax, 8 pairs (twice the training load)",
+        *(vs(_RECALL, act, _SOFTMAX_ROW, f"{cid}_8_pairs", f"{label} − softmax, 8 key–value pairs (twice the training load)",
              "equivalent", metric="acc_L64_K8", role="description", chance=MQAR_COPY_PLATEAU / 2,
              chance_band=_RECALL_BAND / 2) for cid, act, label in _RECALL_VARIANTS),
     ),
@@ -248,7 +248,7 @@ MQAR_RECALL = RegisteredClaim(
            "3 seeds planned, with no pilot of the cubic variants at this setting: softmax's probe went from the "
            "plateau to 99% recall within five epochs and stayed at 100%, so seeds that learn differ by little, "
            "and seeds that do not learn are counted, not averaged"),
-    scale="MQAR, Zoology's two-layer one-head model of width 64, length 64 with 4 pairs, vocabulary 128, "
+    scale="MQAR, Zoology's two-layer one-head model of width 64, length 64 with 4 key–value pairs, vocabulary 128, "
           "100 epochs of 8,192 freshly drawn examples, no weight decay, gradients clipped at norm 1, book preset",
 )
 
