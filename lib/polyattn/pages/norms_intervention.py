@@ -1,0 +1,164 @@
+"""Chapter 03's section on the mechanism, by intervention: the committed records of k·softmax and
+of the capped cubic beside the converged tier's softmax and x³/√N, their accuracy, the norm
+each leaves at the end of training, accuracy against k, and the values the prose glues."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pandas as pd
+
+from ..display import name
+
+
+@dataclass
+class Intervention:
+    """The intervention grid's committed records beside the converged tier's softmax and x³/√N
+    (the same recipe and seeds): the planned grid, the records, and the final metrics."""
+
+    grid: list
+    records: list
+    converged: list
+    final: pd.DataFrame
+
+    def __bool__(self) -> bool:
+        return bool(len(self.final))
+
+
+def intervention_runs(intervention: Optional[list] = None, converged: Optional[list] = None) -> Intervention:
+    """The book's committed records of the intervention (``vit_norm_intervention``) and of the
+    converged tier (read at every preset: the section trains nothing); ``intervention`` and
+    ``converged`` stand for them in tests."""
+    from ..analysis import intervention as iv
+    from ..experiments import vit
+    from ..results import load_records
+
+    records = load_records("vit_norm_intervention") if intervention is None else list(intervention)
+    conv = load_records("vit_converged") if converged is None else list(converged)
+    return Intervention(vit.intervention("book"), records, conv, iv.intervention_final(conv, records))
+
+
+def _order(acts) -> list:
+    """Softmax, x³/√N, the capped cubic, then k·softmax by k."""
+    from ..analysis import intervention as iv
+
+    def key(a):
+        k = iv.softmax_factor(a)
+        return (0 if a == iv.BASELINE else 1 if a == "poly:p=3" else 2 if a == iv.CAPPED else 3, k or 0)
+
+    return sorted(acts, key=key)
+
+
+def _recipe_caption(iv_runs: Intervention) -> str:
+    from ..data import split_sizes
+
+    c0 = iv_runs.grid[0]
+    train, _ = split_sizes(c0.dataset, c0.train_subset, c0.test_subset)
+    return (f"{c0.model} ViT, the converged tier's recipe: all {train:,} Fashion-MNIST training images, "
+            f"{c0.epochs} epochs, gradients clipped at norm {c0.clip_grad:g} (the paper does not clip); the book "
+            "preset's committed records")
+
+
+def accuracy_table(iv_runs: Intervention):
+    """Final test accuracy (mean ± sd over seeds) of softmax, x³/√N and each intervention."""
+    from .. import analysis
+    from ..book.deliver import styled
+
+    if not iv_runs:
+        return None
+    summary = analysis.format_summary(analysis.summary_table(iv_runs.final)).set_index("activation")
+    rows = [{"activation": name(a), **summary.loc[a].to_dict()} for a in _order(summary.index)]
+    return styled(rows, "Final test accuracy of softmax and x³/√N (converged tier) and of each intervention, mean ± sd "
+                        f"over seeds; {_recipe_caption(iv_runs)}")
+
+
+def norm_check(iv_runs: Intervention) -> pd.DataFrame:
+    """:func:`polyattn.analysis.intervention.norm_check` of the activations the section compares."""
+    from ..analysis import intervention as iv
+
+    acts = set(iv_runs.final["activation"]) if iv_runs else set()
+    checks = iv.norm_check([r for r in iv_runs.converged + iv_runs.records if r["config"]["activation"] in acts])
+    return checks.set_index("activation").loc[_order(checks["activation"])].reset_index()
+
+
+def norm_check_table(iv_runs: Intervention):
+    """The manipulation check: ‖A‖_F/√N at the last probe, mean over runs and the largest run."""
+    from ..book.deliver import styled
+
+    checks = norm_check(iv_runs)
+    if checks.empty:
+        return None
+    rows = [{"activation": name(r.activation), "probed runs": int(r.runs),
+             "‖A‖_F/√N at the last probe: mean (largest run)": f"{r.norm_final_mean:.3g} ({r.norm_final_max:.3g})"}
+            for r in checks.itertuples()]
+    return styled(rows, "The norm each activation leaves at the end of training (mean over layers and heads of a run); "
+                        "a value above 1 is one that Theorem 4.1 rules out for softmax; same runs as above")
+
+
+def k_figure(iv_runs: Intervention):
+    """Final accuracy of k·softmax against k (one point per seed, the mean joined), with the capped
+    cubic at k = 1; None with fewer than two values of k."""
+    from ..analysis import intervention as iv
+
+    final = iv_runs.final
+    if not iv_runs:
+        return None
+    k_rows = final.assign(k=final["activation"].map(iv.softmax_factor)).dropna(subset=["k"])
+    if k_rows["k"].nunique() < 2:
+        return None
+    import matplotlib.pyplot as plt
+
+    from ..data import split_sizes
+    from ..plotting import activation_color, legend_outside, stamp
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    colour = activation_color("softmax")
+    ax.scatter(k_rows["k"], 100 * k_rows["test_acc"], color=colour, s=22, label="k·softmax (one point per seed)")
+    means = k_rows.groupby("k")["test_acc"].mean()
+    ax.plot(means.index, 100 * means.values, color=colour)
+    cap = final[final["activation"] == iv.CAPPED]
+    if len(cap):
+        ax.scatter([1] * len(cap), 100 * cap["test_acc"], marker="x", color=activation_color("poly:p=3"),
+                   label=f"{name(iv.CAPPED)} (at k = 1)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(means.index), [f"{k:g}" for k in sorted(means.index)])
+    ax.minorticks_off()
+    ax.set_xlabel("k")
+    ax.set_ylabel("final test accuracy (%)")
+    legend_outside(ax)
+    c0 = iv_runs.grid[0]
+    _, test = split_sizes(c0.dataset, c0.train_subset, c0.test_subset)
+    stamp(ax, "book", f"converged tier, all {test:,} test images")
+    return fig
+
+
+def intervention_values(iv_runs: Intervention) -> dict:
+    """The grid's recipe and factors k, the claim's margin, how many of its runs are stored (in
+    all and per activation), and the norm check's numbers the prose discusses."""
+    from ..analysis import intervention as iv
+    from ..claims import claim
+    from ..data import split_sizes
+    from ..experiments import vit
+
+    grid, c0 = iv_runs.grid, iv_runs.grid[0]
+    train, _ = split_sizes(c0.dataset, c0.train_subset, c0.test_subset)
+    margin = claim("norm_intervention").margin
+    stored = pd.Series([r["config"]["activation"] for r in iv_runs.records], dtype=object).value_counts()
+    planned = pd.Series([c.activation for c in grid], dtype=object).value_counts()
+    checks = norm_check(iv_runs).set_index("activation")
+
+    def final_norm(act, column="norm_final_mean"):
+        return f"{checks.loc[act, column]:.2f}" if act in checks.index else "not probed"
+
+    return {"ch03_int_recipe": f"all {train:,} training images, {c0.epochs} epochs, batch {c0.batch_size}, gradients "
+                               f"clipped at norm {c0.clip_grad:g}, seeds "
+                               + ", ".join(str(s) for s in sorted({c.seed for c in grid})),
+            "ch03_int_ks": ", ".join(f"{iv.softmax_factor(a):g}" for a in vit.INTERVENTION_ACTIVATIONS
+                                     if iv.softmax_factor(a)),
+            "ch03_int_margin": f"±{margin:g} accuracy point{'' if margin == 1 else 's'}",
+            "ch03_int_stored": f"{len(iv_runs.records)} of {len(grid)}",
+            "ch03_int_stored_by_activation": "; ".join(f"{name(a)}: {stored.get(a, 0)} of {n}"
+                                                       for a, n in planned[_order(planned.index)].items()),
+            "ch03_int_norm_softmax": final_norm(iv.BASELINE), "ch03_int_norm_cube": final_norm("poly:p=3"),
+            "ch03_int_norm_k8": final_norm("softmax:k=8"), "ch03_int_norm_capped_max": final_norm(iv.CAPPED,
+                                                                                                   "norm_final_max")}
