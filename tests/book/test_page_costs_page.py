@@ -1,0 +1,60 @@
+"""Chapter 08's shared page module: configuration labels, peak ratios and the path ``auto`` takes
+read planted benchmark records (nothing here times anything), each grid is measured once per
+process and settings, and every table names activations as a reader does."""
+import pandas as pd
+import pytest
+from support.costs_frames import CFG, attention, causal, lra, text, train
+
+from polyattn import kernels
+from polyattn.pages import costs_causal, costs_linear, costs_lra, costs_memory, costs_rate, costs_setup, costs_time
+from polyattn.pages import costs_page as page
+from polyattn.pages import costs_training as training
+
+
+def test_labels_and_peak_ratio_come_from_the_records():
+    df = attention()
+    assert set(df["configuration"]) >= {"softmax, SDPA", "x³/√N, blocked", "x³/√N, linear (degree-3 features)"}
+    peak = df[(df["configuration"] == "x³/√N, naive") & (df["n"] == 256)]["peak_ratio"].iloc[0]
+    assert peak == pytest.approx(16.0 / 2.0)
+
+
+def test_tables_name_activations_as_a_reader_does():
+    df = attention()
+    for table in (costs_time.time_table(df, CFG, "book"), costs_memory.memory_table(df, CFG, "book"),
+                  costs_rate.rate_table(df, CFG, "book"), costs_linear.linear_table(df, CFG, "book"),
+                  costs_causal.causal_table(causal(), CFG, "book"), costs_lra.lra_table(lra(), CFG, "book"),
+                  training.training_table(train(), CFG, "book"), costs_setup.flop_table(CFG)):
+        shown = text(table)
+        assert "poly:" not in shown and "nan" not in shown.lower(), shown
+    memory = costs_memory.memory_table(df, CFG, "book").data.set_index("configuration")
+    assert memory.loc["softmax, SDPA (MiB)", "N = 64"] == "2 MiB"
+    assert memory.loc["x³/√N, blocked", "N = 1,024"] == "0.80"
+    rate = costs_rate.rate_table(df, CFG, "book").data.set_index("configuration")
+    assert rate.loc["float32 matrix product (GFLOP/s)", "N = 256"] == "356"
+    assert rate.loc["x³/√N, compiled", "N = 64"] == "0.75" and "Softpick, naive" not in rate.index
+
+
+def test_auto_follows_the_library_rule(monkeypatch):
+    df = attention()
+    monkeypatch.setattr(kernels.compiled, "auto_enabled", lambda: True)
+    ratios, paths = page.auto_cubic(df, CFG)
+    assert paths == ["compiled"] and list(ratios) == [0.8, 0.9]
+    monkeypatch.setattr(kernels.compiled, "auto_enabled", lambda: False)
+    ratios, paths = page.auto_cubic(df, CFG)
+    assert paths == ["blocked"] and list(ratios) == [1.1, 0.95]
+
+
+def test_each_grid_is_measured_once_per_settings(monkeypatch):
+    monkeypatch.setattr(page, "_MEASURED", {})
+    calls = []
+
+    def run():
+        calls.append(1)
+        return pd.DataFrame({"x": [1]})
+
+    first = page.once("attention", CFG, run)
+    first.loc[0, "x"] = 99                                # a caller's change does not reach the store
+    assert page.once("attention", CFG, run)["x"].iloc[0] == 1 and len(calls) == 1
+    page.once("attention", {**CFG, "rounds": 2}, run)
+    page.once("causal", CFG, run)
+    assert len(calls) == 3
