@@ -44,7 +44,6 @@ HEADLINES = {
     "lm_vs_softmax": "Cubic language models match softmax",
     "nope_lm": "Without positions, cubic LMs are worse",
     "mqar": "Cubic variants match on recall (MQAR)",
-    "mqar_long": "MQAR: still behind with 10× training",
     "mqar_recall": "MQAR where softmax learns: cubics match",
 }
 
