@@ -12,7 +12,8 @@ CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
 DECIDING = {"verdict", "evaluate", "evaluate_all", "claim_form", "combine_forms", "combined_form", "comparison_result",
             "mechanism_verdict", "outcome"}
 #: Modules whose functions are verdict rules; a chapter imports none of them.
-RULE_MODULES = {"polyattn.analysis.critique_verdicts", "polyattn.claims.rule", "polyattn.claims.evaluate"}
+RULE_MODULES = {"polyattn.analysis.critique_verdicts", "polyattn.analysis.results", "polyattn.claims.rule",
+                "polyattn.claims.evaluate"}
 
 
 def _calls_and_imports(path: Path):
