@@ -10,10 +10,10 @@ from polyattn.pages.critiques import Runs
 
 
 def test_the_maps_table_gives_each_activations_negative_share_and_the_range_of_its_heads_distances():
-    from polyattn.measures import critiques as measured
+    from polyattn.measures.critique_common import MAP_SPECS
 
     recs = []
-    for i, act in enumerate(measured.MAP_SPECS):
+    for i, act in enumerate(MAP_SPECS):
         r = make_record(act, 0, experiment="critique_short_retrain")
         r["final"] = {"maps": {"cls": np.zeros((2, 1, 4, 7, 7)).tolist(), "negative_mass_share": [0.1 * i, 0.2 * i],
                                "attention_distance": [[3.0, 3.5, 3.25, 3.1], [2.0 + i, 4.0, 3.0, 3.0]],

@@ -18,7 +18,7 @@ def _outlier_pairs():
 
 
 def test_the_outlier_table_has_one_row_per_activation_and_one_column_per_place(monkeypatch):
-    from polyattn.measures import critiques as measured
+    from polyattn.measures import critique_outliers as measured
 
     monkeypatch.setattr(measured, "outlier_pairs", lambda records, n_boot=0: _outlier_pairs())
     grid = vit.table1("smoke", seeds=[0])[:2]

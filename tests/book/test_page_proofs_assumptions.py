@@ -9,7 +9,7 @@ from support.pages import table_rows
 from support.proofs_pages import plant_findings
 
 from polyattn import theory
-from polyattn.measures import theorems
+from polyattn.measures import proofs_measurements
 from polyattn.pages import proofs_assumptions as asm
 
 
@@ -60,7 +60,7 @@ def test_the_factors_at_vit_sizes_and_the_readings_of_d():
 
 
 def test_the_factor_numbers_come_from_the_finding_on_theorem_4_2(findings):
-    findings({"thm42_43": theorems.vit_b_factors(3)})
+    findings({"thm42_43": proofs_measurements.vit_b_factors(3)})
     out = asm.factor_numbers()
     assert out["vit_b_n_factor"] == "14" and out["vit_b_crossover_n_scaled"] == "15"
     assert out["vit_b_crossover_n_unscaled"] == "6.8e+09" and out["vit_b_d_factor_scaled"] == "3.87"

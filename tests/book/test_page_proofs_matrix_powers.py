@@ -4,7 +4,7 @@ import pandas as pd
 from support.pages import table_rows
 from support.proofs_pages import check_figure
 
-from polyattn.measures import theorems
+from polyattn.measures import proofs_measurements
 from polyattn.pages import proofs_matrix_powers as mp
 
 
@@ -23,7 +23,7 @@ def _readings_planted() -> pd.DataFrame:
 
 def test_the_readings_table_gives_each_readings_exponent_and_their_ratio():
     survey = _readings_planted()
-    rows = {r["p"]: r for r in table_rows(mp.readings_table(survey, theorems.matrix_power_exponents(survey)))}
+    rows = {r["p"]: r for r in table_rows(mp.readings_table(survey, proofs_measurements.matrix_power_exponents(survey)))}
     assert rows[3]["elementwise"] == "0.50 ± 0.00" and rows[3]["matrix"] == "2.50 ± 0.00"
     assert rows[3]["matrix, independent A, B"] == "1.50 ± 0.00"
     assert rows[3]["matrix, last slope (prediction)"] == "2.50 (2.5)"

@@ -8,7 +8,7 @@ from support.pages import table_rows
 from support.proofs_pages import check_figure
 
 from polyattn import theory
-from polyattn.measures import theorems
+from polyattn.measures import proofs_measurements
 from polyattn.pages import proofs_product_powers as pw
 
 # --- Theorem 4.2 ------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ def _thm42_planted(preset: str) -> pd.DataFrame:
     """E||C^p||_F = N D^(p/2) (sqrt(N) D^(p/2) scaled), 1.1 times the bound, on the preset's grid."""
     P = theory.preset(preset)
     rows = []
-    for n, D in theorems.thm42_sizes(P):
+    for n, D in proofs_measurements.thm42_sizes(P):
         for p in P.ps:
             for scaled in (False, True):
                 mean = (math.sqrt(n) if scaled else n) * D ** (p / 2)

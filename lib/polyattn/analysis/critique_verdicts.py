@@ -1,10 +1,10 @@
 """The rules that turn the measurements of chapter 09 (the reviewers' remaining objections) into
 verdict forms, with every threshold named once here rather than in the chapter's cells.
 
-Each rule reads numbers the measure functions of :mod:`polyattn.measures.critiques` compute
-(rank correlations, shares of probe cells, score spreads, Jacobian norms, attention shares, paired
-intervals) and returns a form of :data:`polyattn.claims.rule.FORMS`.  Equivalence margins are not
-set here: they are read from the claim register.
+Each rule reads numbers the measure functions of chapter 09 (``polyattn.measures.critique_*``)
+compute (rank correlations, shares of probe cells, score spreads, Jacobian norms, attention shares,
+paired intervals) and returns a form of :data:`polyattn.claims.rule.FORMS`.  Equivalence margins
+are not set here: they are read from the claim register.
 """
 from __future__ import annotations
 

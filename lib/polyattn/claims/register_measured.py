@@ -14,7 +14,7 @@ THM41_1 = MeasuredClaim(
     "Thm 4.1(1): for softmax, $\\lVert \\mathrm{softmax}(A) \\rVert_F \\le \\sqrt{N}$ for any $A$",
     "paper",
     "02_proofs",
-    measure="measures.theorems:thm41_1",
+    measure="measures.proofs_softmax:thm41_1",
     rule="Holds when none of the matrices evaluated (random, peaked, one-hot and two-halves logits, and Adam ascents "
          "on the gap $1 - \\lVert \\mathrm{softmax}(A) \\rVert_F/\\sqrt{N}$) exceeds $\\sqrt{N}$, that is when no gap, "
          "computed without cancellation, is negative; fails when one does.  A gap below $10^{-12}$ is reported as "
@@ -28,7 +28,7 @@ THM41_2 = MeasuredClaim(
     "Thm 4.1(2): the Jacobian bound of softmax and its constant (a reviewer doubts the factor 2)",
     "paper; review ICLR 2025",
     "02_proofs",
-    measure="measures.theorems:thm41_2",
+    measure="measures.proofs_softmax:thm41_2",
     rule="Holds with a corrected constant when no matrix evaluated (the ascent with restarts included) has "
          "$\\lVert J \\rVert_F/\\sqrt{N}$ above the sharp constant $1/2$ by more than $10^{-12}$; holds when some exceed "
          "$1/2$ but none exceeds the paper's $2$; fails when one exceeds $2$.  The sharp constant is proved in chapter "
@@ -45,7 +45,7 @@ THM42_43 = MeasuredClaim(
     "(reviewers: this rests on independent queries and keys and needs $N \\gg D$)",
     "paper; review ICLR 2025",
     "02_proofs",
-    measure="measures.theorems:thm42_43",
+    measure="measures.proofs_product_powers:thm42_43",
     rule="The statement is a bound with its constant and a growth rate, both under i.i.d. Gaussian factors.  It fails "
          "when the scaled norm's fitted exponent in $N$ ($p = 3$, $D = 64$) is not within 0.05 of $1/2$, or when a Monte "
          "Carlo cell's 95% interval lies wholly above the bound with the exact moment $(2p-1)!!\\,D(D+2)\\cdots(D+2p-2)$; "
@@ -68,7 +68,7 @@ CRITIQUE7_MATRIX_POWERS = MeasuredClaim(
     "elementwise powers, so theory and experiments differ",
     "LLM-written review of the ICLR 2025 version",
     "02_proofs",
-    measure="measures.theorems:critique7_matrix_powers",
+    measure="measures.proofs_matrix_powers:critique7_matrix_powers",
     rule="Not supported when the proofs' elementwise reading grows like $\\sqrt{N}$ (every fitted exponent within 0.05 "
          "of $1/2$), the matrix reading's 95% interval lies more than 0.25 above the elementwise one for every "
          "$p \\ge 2$, and the experiments' activation `poly:p=3` equals the elementwise power to a relative $10^{-5}$; "
@@ -83,7 +83,7 @@ THM44_45 = MeasuredClaim(
     "Thm 4.4/4.5: the Jacobian norms of $x^p/\\sqrt{N}$ grow like those of softmax",
     "paper",
     "02_proofs",
-    measure="measures.theorems:thm44_45",
+    measure="measures.proofs_query_gradient:thm44_45",
     rule="Fails when the fitted exponent in $N$ of the $1/\\sqrt{N}$-scaled gradient norm ($p = 1$, $d = 16$) is not "
          "within 0.05 of $1/2$; holds only under its assumptions when it is and keys equal to queries (sharing $X$) "
          "move the norm of the $M^{\\circ 3}$ the theorem differentiates more than 2$\\times$ from the independent "
@@ -167,7 +167,7 @@ NORM_PARADOX = MeasuredClaim(
     "yet trains worse)",
     "review ICLR 2025",
     "09_critiques",
-    measure="measures.critiques:norm_paradox",
+    measure="measures.critique_paradox:norm_paradox",
     rule="Judged on its conclusion. Each Table 1 run's $\\lVert A \\rVert_F/\\sqrt{N}$ and activation Jacobian "
          "$\\lVert\\partial\\phi(S)/\\partial S\\rVert_F$ (each averaged over all probes of training) are "
          "rank-correlated with its final test accuracy (Spearman's $\\rho$, chapter 03's numbers), with the 95% "
@@ -190,7 +190,7 @@ SCALE_SENSITIVITY = MeasuredClaim(
     "Accuracy is highly sensitive to the scale constant, and the paper's $1/8$ and $1/16$ for Tiny-ImageNet disagree",
     "review ICLR 2025; review ICLR 2026",
     "09_critiques",
-    measure="measures.critiques:scale_sensitivity",
+    measure="measures.critique_scale:scale_sensitivity",
     rule="On the axis $k = c\\sqrt{N}$ the paper's $1/16$ and $1/8$ are a factor of 2 apart ($k = 1$ and 2). Per "
          "sequence length, each seed's accuracy at $k = 2$ minus at $k = 1$ is read off its sweep curve by "
          "interpolation in $\\log k$, with a 95% t-interval over seeds. Holds when some length's interval excludes "
@@ -208,7 +208,7 @@ POWERS_GRADIENTS = MeasuredClaim(
     "and explodes for large ones",
     "review ICLR 2026",
     "09_critiques",
-    measure="measures.critiques:powers_gradients",
+    measure="measures.critique_gradients:powers_gradients",
     rule="Two halves, from the gradient through the activation $\\lVert\\partial L/\\partial S\\rVert_F$ (mean "
          "over layers, samples and heads) of $x^p/\\sqrt{N}$, $p = 1..7$. Vanishing: at initialisation its rank "
          "correlation with $p$ is at most $-0.8$ and $p = 7$ passes less than $10^{-3}$ of $p = 1$'s. Exploding: "
@@ -226,7 +226,7 @@ SOFTMAX_SATURATION = MeasuredClaim(
     "Softmax itself makes gradients vanish when its rows saturate",
     "review ICLR 2025",
     "09_critiques",
-    measure="measures.critiques:softmax_saturation",
+    measure="measures.critique_gradients:softmax_saturation",
     rule="The mechanism (a saturated row's Jacobian vanishes) is measured on random scores "
          "(`critique_jacobian_survey`); whether it acts in a model is read from the short-retrained softmax model: "
          "holds when at least 5% of some layer's rows saturate (largest weight above 0.99) at initialisation or "
@@ -243,7 +243,7 @@ OUTLIERS = MeasuredClaim(
     "Polynomials amplify extreme entries; softmax is more robust to them",
     "review ICLR 2026",
     "09_critiques",
-    measure="measures.critiques:outliers",
+    measure="measures.critique_outliers:outliers",
     rule="One token's column of the score matrix multiplied by the largest factor (100), in every layer. Per "
          "polynomial ($x^3/\\sqrt{N}$, $x^3/14$, $x/\\sqrt{N}$) two halves: it amplifies the token when the token's "
          "share of the last layer's absolute attention is above 2 times softmax's; it loses more when its accuracy "
@@ -261,7 +261,7 @@ ATTENTION_MAPS = MeasuredClaim(
     "The heat maps show only that the activations differ (softmax cannot be negative, heads have no pre-ordained role)",
     "review ICLR 2025; review ICLR 2026",
     "09_critiques",
-    measure="measures.critiques:attention_maps",
+    measure="measures.critique_maps:attention_maps",
     rule="Described, not judged (measured): the share of negative mass of the absolute attention per layer and the "
          "mean attention distance per head (patches, next to uniform weights') of softmax, $x^3/\\sqrt{N}$, "
          "$x^3/14$ and $x/\\sqrt{N}$, over all query rows of the test images; inconclusive at this scale until every "

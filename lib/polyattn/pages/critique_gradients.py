@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..measures import critiques as measured
+from ..measures.critique_common import LINEAR
+from ..measures.critique_gradients import POWER_SPECS
+from ..measures.critique_survey import jacobian_survey, survey_settings
 from .critiques import SHORT_DEVIATION, TABLE1_DEVIATION, Runs, before_after, first_only, nothing_stored, short_pending
 
 #: Table 1's activations whose activation Jacobian is followed step by step.
@@ -24,8 +26,8 @@ def survey_figure():
     from .. import plotting
     from ..display import name
 
-    settings = measured.survey_settings()
-    surv = measured.jacobian_survey().table
+    settings = survey_settings()
+    surv = jacobian_survey().table
     sigmas = settings["init_sigmas"]
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.3))
     colours = dict(zip(SURVEY_POWERS, plt.cm.plasma(np.linspace(0.0, 0.8, len(SURVEY_POWERS)))))
@@ -66,7 +68,7 @@ def jacobian_by_step(records) -> pd.DataFrame:
 def jacobian_numbers(steps: pd.DataFrame) -> dict:
     """The cube's activation Jacobian against the linear map's (:func:`jacobian_by_step`): at the
     first probe, the second and the last, and the first step at which it is above."""
-    cube, linear = steps.loc["poly:p=3"], steps.loc[measured.LINEAR]
+    cube, linear = steps.loc["poly:p=3"], steps.loc[LINEAR]
     past = steps.columns[cube > linear]
     first, second, last = steps.columns[0], steps.columns[1], steps.columns[-1]
     return {"first_step": int(first), "second_step": int(second), "cube_first": float(cube[first]),
@@ -118,7 +120,7 @@ def short_gradient_table(runs: Runs, preset: str):
     rows = [{"activation": name(a),
              **{label: before_after(per.loc[(a, "initialisation"), m], per.loc[(a, "trained"), m]) for m, label in columns},
              "accuracy (%)": number_cell(acc[a])}
-            for a in ["softmax", *measured.POWER_SPECS]]
+            for a in ["softmax", *POWER_SPECS]]
     c = runs.config
     return styled(rows, f"At initialisation → after the short retraining, mean over layers, {c.options['measure']['gradients']} "
                         f"test images and heads; accuracy after the retraining (Table 1's model, {c.train_subset:,} "
@@ -142,7 +144,7 @@ def short_gradient_figure(runs: Runs, preset: str):
     fig, ax = plt.subplots(figsize=(7, 2.8))
     for state, dash in (("initialisation", ":"), ("trained", "-")):
         for odd, marker, colour, family in ((False, "o", "C0", "xᵖ/√N"), (True, "s", "C3", "sign kept")):
-            specs = [a for a in measured.POWER_SPECS if critique_runs.power_of(a)[1] == odd]
+            specs = [a for a in POWER_SPECS if critique_runs.power_of(a)[1] == odd]
             ps = [critique_runs.power_of(a)[0] for a in specs]
             ax.plot(ps, [per[(a, state)] for a in specs], marker=marker, linestyle=dash, color=colour,
                     label=f"{family}, {'start' if state == 'initialisation' else 'end'}")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures import critiques as measured
+from ..measures.critique_common import MAP_SPECS
 from .critiques import SHORT_DEVIATION, Runs, short_pending
 
 
 def maps_figure(runs: Runs, preset: str, image: int = 0):
     """The CLS token's weights on the patches of one test image: one row per activation of
-    :data:`~polyattn.measures.critiques.MAP_SPECS`, the heads of the first layer, then of the last,
+    :data:`~polyattn.measures.critique_common.MAP_SPECS`, the heads of the first layer, then of the last,
     on a colour scale centred at zero (each row to its own largest weight)."""
     if not runs.all_measured:
         return None
@@ -26,9 +26,9 @@ def maps_figure(runs: Runs, preset: str, image: int = 0):
     c = runs.config
     smaps = crit.short_maps(runs.records)
     picture = load_dataset(c.dataset, c.train_subset, c.test_subset).test_x[image, 0]
-    n_l, _, n_h = smaps[measured.MAP_SPECS[0]]["cls"].shape[:3]
-    fig, axes = plt.subplots(len(measured.MAP_SPECS), 1 + n_l * n_h, figsize=(7, 0.78 * len(measured.MAP_SPECS) + 0.4))
-    for row, act in zip(axes, measured.MAP_SPECS):
+    n_l, _, n_h = smaps[MAP_SPECS[0]]["cls"].shape[:3]
+    fig, axes = plt.subplots(len(MAP_SPECS), 1 + n_l * n_h, figsize=(7, 0.78 * len(MAP_SPECS) + 0.4))
+    for row, act in zip(axes, MAP_SPECS):
         cls = smaps[act]["cls"][:, image]                                           # [L, H, g, g]
         vmax = float(np.abs(cls).max()) or 1.0
         norm = TwoSlopeNorm(vmin=-vmax, vcenter=0.0, vmax=vmax)
@@ -61,16 +61,16 @@ def maps_table(runs: Runs, preset: str):
     from ..display import name
 
     smaps = crit.short_maps(runs.records)
-    uniform = crit.uniform_attention_distance(smaps[measured.MAP_SPECS[0]]["grid"])
+    uniform = crit.uniform_attention_distance(smaps[MAP_SPECS[0]]["grid"])
     rows = []
-    for act in measured.MAP_SPECS:
+    for act in MAP_SPECS:
         m = smaps[act]
         neg, dist = m["negative_mass_share"], m["attention_distance"]
         which = ["first" if li == 0 else "last" for li in range(len(m["layers"]))]
         rows.append({"activation": name(act), **{f"negative share, {w} layer": f"{neg[li]:.2f}" for li, w in enumerate(which)},
                      **{f"distance, {w} layer (heads)": f"{dist[li].min():.2f} to {dist[li].max():.2f}"
                         for li, w in enumerate(which)}})
-    n_test = smaps[measured.MAP_SPECS[0]].get("n_test", runs.config.test_subset)
+    n_test = smaps[MAP_SPECS[0]].get("n_test", runs.config.test_subset)
     return styled(rows, f"Share of negative mass, and the mean attention distance in patches (uniform weights: "
                         f"{uniform:.2f}), over all query rows and heads of {n_test} test images (short retraining, "
                         f"seed {runs.config.seed}, preset {preset})" + SHORT_DEVIATION)

@@ -3,7 +3,8 @@ last layer's attention, when one token is multiplied by a large factor at each p
 """
 from __future__ import annotations
 
-from ..measures import critiques as measured
+from ..measures import critique_outliers as measured
+from ..measures.critique_common import MAP_SPECS
 from .critiques import SHORT_DEVIATION, Runs, compact, first_only, short_pending
 
 #: What "the place" of the outlier test is called on the page.
@@ -13,7 +14,7 @@ PLACES = {"embedding": "embedding", "attention_input": "attention input", "score
 def outlier_pairs_table(runs: Runs, n_boot: int, preset: str):
     """Accuracy lost when one token is multiplied by the largest factor: one row per activation
     (softmax first), one column per place; each polynomial's cell adds its difference from
-    softmax's loss, paired on the same test images (:func:`polyattn.measures.critiques.outlier_pairs`)."""
+    softmax's loss, paired on the same test images (:func:`polyattn.measures.critique_outliers.outlier_pairs`)."""
     if not runs.all_measured:
         return short_pending(runs)
     from ..analysis.tables import interval_cell, number_cell
@@ -47,14 +48,14 @@ def outlier_factor_tables(runs: Runs, preset: str) -> list:
     from ..display import name
 
     outl, _ = crit.short_outliers(runs.records)
-    outl = outl[outl["activation"].isin(measured.MAP_SPECS)]
+    outl = outl[outl["activation"].isin(MAP_SPECS)]
     last = int(outl["layer"].max())
     acc = outl[outl["layer"] == 0].pivot_table(index=["where", "activation"], columns="factor", values="accuracy")
     share = measured.outlier_shares(runs.records)
     out = []
     for tab, what, fmt in ((acc, "Test accuracy (%)", ".1f"),
                            (share, f"The token's share of the last layer's (layer {last + 1}) absolute attention", ".3f")):
-        keys = [(w, a) for w in PLACES for a in measured.MAP_SPECS if (w, a) in tab.index]
+        keys = [(w, a) for w in PLACES for a in MAP_SPECS if (w, a) in tab.index]
         out.append(styled([{"where": shown, "activation": name(a),
                             **{f"×{f:g}": format(tab.loc[(w, a), f], fmt) for f in tab.columns}}
                            for shown, (w, a) in zip(first_only(PLACES[k[0]] for k in keys), keys)],
@@ -75,10 +76,10 @@ def outlier_figure(runs: Runs, preset: str, where: str = measured.OUTLIER_PLACE)
     from ..display import name
 
     outl, _ = crit.short_outliers(runs.records)
-    outl = outl[outl["activation"].isin(measured.MAP_SPECS) & (outl["where"] == where)]
+    outl = outl[outl["activation"].isin(MAP_SPECS) & (outl["where"] == where)]
     last = int(outl["layer"].max())
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 3.0))
-    for act in measured.MAP_SPECS:
+    for act in MAP_SPECS:
         g = outl[outl["activation"] == act]
         col = plotting.activation_color(act)
         g0, gl = g[g["layer"] == 0], g[g["layer"] == last]

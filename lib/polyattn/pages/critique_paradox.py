@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..measures import critiques as measured
+from ..measures import critique_paradox as measured
+from ..measures.critique_common import LINEAR
 from .critiques import SMALL_TYPE, TABLE1_DEVIATION, compact, first_only, nothing_stored
 
 #: The norm paradox's activations, x/sqrt(N) (the paper's x/16) first.
@@ -36,9 +37,9 @@ def paradox_accuracy_table(records, preset: str):
     diffs = measured.paradox_accuracy(records).set_index("activation")
     probes = analysis.probe_frame([r for r in records if r["config"]["activation"] in PARADOX], list(NORM_LABELS))
     means = probes.groupby(["activation", "metric"])["value"].mean().unstack()
-    ref = name(measured.LINEAR)
+    ref = name(LINEAR)
     rows = [{"activation": name(a), "accuracy (%), mean ± sd": f"{acc.loc[a, 'mean']:.2f} ± {acc.loc[a, 'std']:.2f}",
-             f"Δ vs {ref} (points) [95% CI]": "" if a == measured.LINEAR else interval_cell(
+             f"Δ vs {ref} (points) [95% CI]": "" if a == LINEAR else interval_cell(
                  *diffs.loc[a, ["mean_diff", "ci_low", "ci_high"]]),
              **{f"{lbl}, mean over training": number_cell(means.loc[a, m]) for m, lbl in NORM_LABELS.items()}}
             for a in PARADOX if a in acc.index]
@@ -55,8 +56,8 @@ def paradox_order(records) -> pd.DataFrame:
     from ..analysis import critiques as crit
 
     probes = analysis.probe_frame([r for r in records if r["config"]["activation"] in PARADOX], list(NORM_LABELS))
-    cubics = [a for a in PARADOX if a not in (measured.LINEAR, "softmax")]
-    return pd.concat([crit.norm_order(probes, a, measured.LINEAR, list(NORM_LABELS)) for a in cubics],
+    cubics = [a for a in PARADOX if a not in (LINEAR, "softmax")]
+    return pd.concat([crit.norm_order(probes, a, LINEAR, list(NORM_LABELS)) for a in cubics],
                      ignore_index=True)
 
 
@@ -71,7 +72,7 @@ def paradox_order_table(records, detailed: bool = False):
     if not records:
         return nothing_stored()
     order = paradox_order(records)
-    ref = name(measured.LINEAR)
+    ref = name(LINEAR)
     caption = (f"Each cubic against {ref}, cell by cell (one seed, layer and probed step, mean over heads; Table 1 "
                "records, book preset)" + TABLE1_DEVIATION)
     if not detailed:

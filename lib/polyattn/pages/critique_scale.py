@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures import critiques as measured
+from ..measures import critique_scale as measured
 from .critiques import first_only, nothing_stored
 
 

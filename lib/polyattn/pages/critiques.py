@@ -1,8 +1,9 @@
 """Chapter 09's page code that its sections share (the reviewers' remaining objections).
 
-The verdicts and the numbers of their sentences come from :mod:`polyattn.measures.critiques`
-and the claim register; the page modules shape what the page shows beside them, one module for
-each section of the chapter or for a few sections that read the same records:
+The verdicts and the numbers of their sentences come from the measure modules of chapter 09
+(``polyattn.measures.critique_*``) and the claim register; the page modules shape what the page
+shows beside them, one module for each section of the chapter or for a few sections that read the
+same records:
 
 * :mod:`.critique_paradox`: the norm paradox (Table 1's records);
 * :mod:`.critique_scale`: scale sensitivity, on one axis (the scale sweep's records);
@@ -38,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-from ..measures import critiques as measured
+from ..measures.critique_outliers import N_BOOT
 from .shown import fold, glue_keyed
 
 #: The unscaled cube of the reviewers' objections and the paper's x^3/sqrt(N).
@@ -132,7 +133,7 @@ def glue_folded(name: str, shown) -> None:
 
 def n_boot(preset: str) -> int:
     """Bootstrap resamples for the page's intervals: the register's 2,000 at the book preset."""
-    return measured.N_BOOT if preset == "book" else 200
+    return N_BOOT if preset == "book" else 200
 
 
 # --- the records ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import pandas as pd
 
 from .. import theory
-from ..measures import theorems
+from ..measures import proofs_measurements
 from .proofs_page import P_MAX, UNSCALED_CUBE, claim_numbers, formatted, nowrap_table, pm_cell
 
 #: The activations whose norms the page measures on a micro ViT at initialisation (and trained).
@@ -27,9 +27,9 @@ MODEL_SPECS = ("softmax", "poly:p=1", "poly:p=3", "poly:p=3,c=1/14", UNSCALED_CU
 
 @lru_cache(maxsize=8)
 def correlated(preset: str, seed: int) -> pd.DataFrame:
-    """The stored survey of queries and keys sharing X (:func:`polyattn.measures.theorems.correlated_qk`);
+    """The stored survey of queries and keys sharing X (:func:`polyattn.measures.proofs_measurements.correlated_qk`);
     kept for the session (do not modify the frame)."""
-    return theorems.correlated_qk(preset, seed).table
+    return proofs_measurements.correlated_qk(preset, seed).table
 
 
 def middle_rho(rhos: Sequence[float]) -> float:
@@ -78,7 +78,7 @@ def correlated_numbers(corr: pd.DataFrame, preset: str) -> dict[str, str]:
 
 
 #: The sizes of :data:`polyattn.theory.MODEL_SIZES` the factors table shows.
-FACTOR_MODELS = (theorems.VIT_B, "ViT-Ti (Tiny-ImageNet, patch 4)", "micro ViT (this book)")
+FACTOR_MODELS = (proofs_measurements.VIT_B, "ViT-Ti (Tiny-ImageNet, patch 4)", "micro ViT (this book)")
 
 
 def factors_table(p: int = P_MAX, models: Sequence[str] = FACTOR_MODELS):

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ..measures import theorems
+from ..measures import proofs_measurements
 from .proofs_page import claim_numbers, formatted, legend, nowrap_table, pm_cell, power_color, stamp
 
 #: The readings of the power S^p, as the page names them.
@@ -18,9 +18,9 @@ READING_NAMES = {"elementwise": "elementwise S∘ᵖ", "matrix": "matrix Sᵖ"}
 @lru_cache(maxsize=8)
 def readings(preset: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The stored survey of both readings of the power and its exponents in N
-    (:func:`polyattn.measures.theorems.matrix_power_readings`); kept for the session."""
-    survey = theorems.matrix_power_readings(preset, seed).table
-    return survey, theorems.matrix_power_exponents(survey)
+    (:func:`polyattn.measures.proofs_measurements.matrix_power_readings`); kept for the session."""
+    survey = proofs_measurements.matrix_power_readings(preset, seed).table
+    return survey, proofs_measurements.matrix_power_exponents(survey)
 
 
 def readings_figure(survey: pd.DataFrame, preset: str, seed: int):

@@ -3,9 +3,10 @@ the findings the sections' sentences quote, the table style that keeps numbers o
 figures' font, legend, stamp and colours of the powers, and the closing summary.
 
 The computations are :mod:`polyattn.theory`'s and :mod:`polyattn.model_norms`'; the verdicts and
-the numbers of their sentences come from :mod:`polyattn.measures.theorems`, whose stored
-measurements the page's tables and figures read as well.  The page's modules shape what the page
-shows:
+the numbers of their sentences come from chapter 02's measure modules
+(``polyattn.measures.proofs_*``), whose stored measurements
+(:mod:`polyattn.measures.proofs_measurements`) the page's tables and figures read as well.  The
+page's modules shape what the page shows:
 
     seed_of(seeds, preset); setting_values(preset, seed); glue_all(numbers)   # the page's setup
     claim_numbers("thm41_1")                                                  # a finding's numbers
@@ -27,13 +28,13 @@ from functools import lru_cache
 from typing import Mapping
 
 from .. import theory
-from ..measures import theorems
+from ..measures import proofs_measurements
 from ..numbers import scientific
 
 #: Labels of the figures (points): at least the book's minimum.
 FONT = 9
 #: The paper's power (every preset's grid contains it).
-P_MAX = theorems.P_MAX
+P_MAX = proofs_measurements.P_MAX
 #: The claims this chapter delivers, in the page's order, with the evidence each rests on.
 CLAIMS = (
     ("thm41_1", "Thm 4.1 (1)", "proof; adversarial ascent"),

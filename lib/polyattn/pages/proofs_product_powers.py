@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import theory
-from ..measures import theorems
+from ..measures import proofs_measurements
 from .proofs_page import P_MAX, UNSCALED_CUBE, legend, nowrap_table, pm_cell, power_color, stamp
 
 #: The activations compared on Gaussian scores of a given scale (growth in N adds the unscaled cube).
@@ -45,9 +45,9 @@ def moment_numbers() -> dict[str, str]:
 
 @lru_cache(maxsize=8)
 def thm42_survey(preset: str, seed: int) -> pd.DataFrame:
-    """The stored Monte Carlo of Theorem 4.2 (:func:`polyattn.measures.theorems.thm42_grid`); kept
+    """The stored Monte Carlo of Theorem 4.2 (:func:`polyattn.measures.proofs_measurements.thm42_grid`); kept
     for the session (do not modify the frame)."""
-    return theorems.thm42_grid(preset, seed).table
+    return proofs_measurements.thm42_grid(preset, seed).table
 
 
 def exact_over_leading(p: int, D) -> np.ndarray:
@@ -88,7 +88,7 @@ def exponent_table(mc: pd.DataFrame, preset: str):
     1/√N, and in D at its fixed N, each beside the exponent the theorem predicts."""
 
     P = theory.preset(preset)
-    fits_n, fits_d = theorems.thm42_exponents(mc, P)
+    fits_n, fits_d = proofs_measurements.thm42_exponents(mc, P)
     fn = {(int(r.p), bool(r.scaled)): r for r in fits_n.itertuples()}
     fd = {int(r.p): r for r in fits_d.itertuples()}
     rows = [{"p": p,

@@ -10,7 +10,7 @@ from typing import Sequence
 import pandas as pd
 
 from .. import theory
-from ..measures import theorems
+from ..measures import proofs_measurements
 from .proofs_page import claim_numbers, formatted, nowrap_table
 
 
@@ -32,9 +32,9 @@ def qgrad_difference(seed: int, ps: Sequence[int] = (1, 2, 3)) -> float:
 
 @lru_cache(maxsize=8)
 def thm44_survey(preset: str, seed: int) -> pd.DataFrame:
-    """The stored Monte Carlo of Theorem 4.4 (:func:`polyattn.measures.theorems.thm44_grid`); kept
+    """The stored Monte Carlo of Theorem 4.4 (:func:`polyattn.measures.proofs_measurements.thm44_grid`); kept
     for the session (do not modify the frame)."""
-    return theorems.thm44_grid(preset, seed).table
+    return proofs_measurements.thm44_grid(preset, seed).table
 
 
 def thm44_ratio_table(mc: pd.DataFrame, preset: str, seed: int):

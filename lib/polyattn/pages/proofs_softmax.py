@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .. import theory
-from ..measures import theorems
+from ..measures import proofs_measurements
+from ..measures.proofs_softmax import MACHINE_PRECISION_GAP, PAPER_CONSTANT, SHARP_CONSTANT
 from .proofs_page import FONT, claim_numbers, formatted, nowrap_table, stamp
 
 #: The kinds of logits of the softmax survey, as the gap table names them.
@@ -27,16 +28,16 @@ JACOBIAN_KINDS = {"random": "random logits (largest)", "peaked": "peaked logits 
 
 @lru_cache(maxsize=8)
 def softmax_survey(preset: str, seed: int) -> pd.DataFrame:
-    """The stored softmax survey (:func:`polyattn.measures.theorems.softmax_survey`), the one the
+    """The stored softmax survey (:func:`polyattn.measures.proofs_measurements.softmax_survey`), the one the
     verdicts on Theorem 4.1 read; kept for the session (do not modify the frame)."""
-    return theorems.softmax_survey(preset, seed).table
+    return proofs_measurements.softmax_survey(preset, seed).table
 
 
 def gap_cell(gap: float) -> str:
     """A gap 1 − ‖softmax(A)‖_F/√N for a table: 0 below float64's reach, – when missing."""
     if gap != gap:
         return "–"
-    return "0" if abs(gap) < theorems.MACHINE_PRECISION_GAP else format(gap, ".3g")
+    return "0" if abs(gap) < MACHINE_PRECISION_GAP else format(gap, ".3g")
 
 
 def gap_table(survey: pd.DataFrame, preset: str, every: int = 2):
@@ -77,8 +78,8 @@ def jacobian_figure(survey: pd.DataFrame, plain: dict, preset: str, seed: int):
     for (kind, label), style in zip(JACOBIAN_KINDS.items(), ("o-", "s-", "^-", "x--")):
         sub = survey[survey.kind == kind].groupby("N").jac_over_sqrt_n.max()
         ax.plot(sub.index, sub.values, style, markersize=4, label=label)
-    ax.axhline(theorems.SHARP_CONSTANT, color="black", lw=1, ls="--", label="sharp bound 1/2")
-    ax.axhline(theorems.PAPER_CONSTANT, color="black", lw=1, ls=":", label="paper's bound 2")
+    ax.axhline(SHARP_CONSTANT, color="black", lw=1, ls="--", label="sharp bound 1/2")
+    ax.axhline(PAPER_CONSTANT, color="black", lw=1, ls=":", label="paper's bound 2")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("N")
@@ -105,7 +106,7 @@ def jacobian_numbers(plain: dict, jacrev_difference: float) -> dict[str, str]:
     """The glued numbers of Theorem 4.1 (2): its finding's, the plain ascent's and the largest
     relative difference of the closed form from the full Jacobian."""
     n = claim_numbers("thm41_2")
-    n["worst_gap_to_half"] = theorems.SHARP_CONSTANT - n["adversarial_min_ratio"]
+    n["worst_gap_to_half"] = SHARP_CONSTANT - n["adversarial_min_ratio"]
     n.update({"plain_n": plain["n"], "plain_ratio": plain["ratio64"], "plain_k3": plain["frac_rows_near_k_uniform"][3],
               "jacrev_difference": jacrev_difference})
     return formatted(n, {

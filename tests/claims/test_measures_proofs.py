@@ -9,10 +9,13 @@ import pytest
 
 from polyattn import theory
 from polyattn.measures import measurement_records as records
-from polyattn.measures import theorems as measure
+from polyattn.measures import proofs_matrix_powers, proofs_product_powers, proofs_query_gradient, proofs_softmax
+from polyattn.measures import proofs_measurements as measurements
 
 BOOK = theory.preset("book")
-CLAIMS = ("thm41_1", "thm41_2", "thm42_43", "critique7_matrix_powers", "thm44_45")
+#: Each claim of the chapter and the module that measures it.
+CLAIMS = {"thm41_1": proofs_softmax, "thm41_2": proofs_softmax, "thm42_43": proofs_product_powers,
+          "critique7_matrix_powers": proofs_matrix_powers, "thm44_45": proofs_query_gradient}
 
 
 def _root(tmp_path: Path) -> Path:
@@ -21,7 +24,7 @@ def _root(tmp_path: Path) -> Path:
 
 
 def _plant(tmp_path: Path, name: str, table: pd.DataFrame, numbers=None) -> Path:
-    function, settings = measure.settings(name)
+    function, settings = measurements.settings(name)
     return records.write_planted(records.measurements_dir(_root(tmp_path)), name, function, settings, table, numbers)
 
 
@@ -62,14 +65,14 @@ def test_a_record_with_other_settings_or_a_broken_file_is_computed_again(tmp_pat
 def test_the_book_measurements_live_beside_the_results_and_other_presets_in_the_build_folder(tmp_path):
     assert records.measurements_dir(tmp_path / "results") == tmp_path / "measurements"
     assert records.measurements_dir().parts[-2:] == ("data", "measurements")
-    _, _, smoke = measure._where("smoke", None, None)
-    _, _, other_seed = measure._where("book", 7, None)
+    _, _, smoke = measurements._where("smoke", None, None)
+    _, _, other_seed = measurements._where("book", 7, None)
     assert "_build" in smoke.parts and "_build" in other_seed.parts
 
 
 def test_an_unknown_measurement_is_refused_with_the_names_there_are():
     with pytest.raises(ValueError, match="thm41_softmax_survey"):
-        measure.settings("thm99")
+        measurements.settings("thm99")
 
 
 # --- Theorem 4.1 (1) and (2) ----------------------------------------------------------------------
@@ -91,12 +94,12 @@ def _survey(gap_adv=1e-27, jac_adv=0.4999999, extra=()):
 
 def test_no_matrix_above_sqrt_n_holds_and_one_above_fails(tmp_path):
     _plant(tmp_path, "thm41_softmax_survey", _survey())
-    f = measure.thm41_1(_root(tmp_path))
+    f = proofs_softmax.thm41_1(_root(tmp_path))
     assert f.form == "holds" and f.numbers["matrices_above"] == 0
     assert "to machine precision" in f.summary and "none of the 18 matrices" in f.summary
     _plant(tmp_path, "thm41_softmax_survey", _survey(gap_adv=1e-3, extra=[
         {"kind": "random", "N": 8, "rep": 1, "fro_over_sqrt_n": 1 + 1e-9, "fro_gap": -1e-9, "jac_over_sqrt_n": 0.3}]))
-    f = measure.thm41_1(_root(tmp_path))
+    f = proofs_softmax.thm41_1(_root(tmp_path))
     assert f.form == "fails" and f.numbers["matrices_above"] == 1
     assert "1 of the 19 matrices evaluated is above it" in f.summary and "within a gap of 0.001" in f.summary
 
@@ -108,7 +111,7 @@ def test_no_matrix_above_sqrt_n_holds_and_one_above_fails(tmp_path):
 ])
 def test_the_jacobian_constant_is_judged_against_the_sharp_and_the_stated_one(tmp_path, jac_adv, form, words):
     _plant(tmp_path, "thm41_softmax_survey", _survey(jac_adv=jac_adv))
-    f = measure.thm41_2(_root(tmp_path))
+    f = proofs_softmax.thm41_2(_root(tmp_path))
     assert f.form == form and words in f.summary
     assert f.numbers["eq42_one_hot_lhs"] == 1.0 and f.numbers["eq42_one_hot_rhs"] == 2.0
 
@@ -118,7 +121,7 @@ def test_the_jacobian_constant_is_judged_against_the_sharp_and_the_stated_one(tm
 def _thm42_table(mean_of):
     """Theorem 4.2's grid with means ``mean_of(n, D, p, exact_rms, bound)`` (unscaled) and tight intervals."""
     rows = []
-    for n, D in measure.thm42_sizes(BOOK):
+    for n, D in measurements.thm42_sizes(BOOK):
         for p in BOOK.ps:
             exact, bound = float(theory.thm42_exact_rms(n, D, p)), float(theory.thm42_bound(n, D, p))
             for scaled in (False, True):
@@ -153,14 +156,14 @@ def _corr_table(k_equals_q=12.0):
 def test_theorem_42_is_judged_on_its_bound_the_exact_moment_and_the_growth(tmp_path, mean_of, form):
     _plant(tmp_path, "thm42_monte_carlo", _thm42_table(mean_of))
     _plant(tmp_path, "thm42_correlated_qk", _corr_table())
-    f = measure.thm42_43(_root(tmp_path))
+    f = proofs_product_powers.thm42_43(_root(tmp_path))
     assert f.form == form
 
 
 def test_theorem_42_states_its_excess_and_the_d_factor_with_the_scores_scaled(tmp_path):
     _plant(tmp_path, "thm42_monte_carlo", _thm42_table(lambda n, D, p, exact, bound: 0.999 * exact))
     _plant(tmp_path, "thm42_correlated_qk", _corr_table(k_equals_q=7.5))
-    f = measure.thm42_43(_root(tmp_path))
+    f = proofs_product_powers.thm42_43(_root(tmp_path))
     n = f.numbers
     assert n["cells_above_exact"] == 0 and n["cells_above_stated"] > 0
     assert (n["worst_p"], n["worst_d"]) == (3, 1) and n["worst_ratio_to_stated"] == pytest.approx(0.999 * math.sqrt(15))
@@ -197,7 +200,7 @@ CHECK = {"activation_n": 64, "activation_vs_elementwise": 1e-8, "matrix_over_act
 ])
 def test_critique_7_is_judged_on_the_readings_growth_and_the_activation(tmp_path, matrix_exponent, check, form):
     _plant(tmp_path, "matrix_power_readings", _readings_table(matrix_exponent), check)
-    f = measure.critique7_matrix_powers(_root(tmp_path))
+    f = proofs_matrix_powers.critique7_matrix_powers(_root(tmp_path))
     assert f.form == form
     assert f.numbers["matrix_exponent_p3"] == pytest.approx(matrix_exponent(3), abs=1e-6)
     assert f.numbers["matrix_over_elementwise_at_n_hi"] == pytest.approx(1024 ** (matrix_exponent(3) - 0.5))
@@ -228,7 +231,7 @@ def _thm44_table(exponent=1.0):
 def test_theorem_44_is_judged_on_its_growth_and_on_keys_equal_to_queries(tmp_path, exponent, k_equals_q, form):
     _plant(tmp_path, "thm44_monte_carlo", _thm44_table(exponent))
     _plant(tmp_path, "thm42_correlated_qk", _corr_table(k_equals_q))
-    f = measure.thm44_45(_root(tmp_path))
+    f = proofs_query_gradient.thm44_45(_root(tmp_path))
     assert f.form == form
     assert f.numbers["pmax_max_ratio"] == pytest.approx(1.2 * (256 / 8) ** (exponent - 1))
     assert f.numbers["exponent_p1_scaled"] == pytest.approx(exponent - 0.5, abs=1e-6)
@@ -239,9 +242,9 @@ def test_theorem_44_is_judged_on_its_growth_and_on_keys_equal_to_queries(tmp_pat
 @pytest.mark.committed
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_the_committed_measurements_give_the_committed_verdict(repo_root: Path, claim):
-    for name in measure.MEASUREMENTS:
-        function, settings = measure.settings(name)
+    for name in measurements.MEASUREMENTS:
+        function, settings = measurements.settings(name)
         assert records.load(repo_root / "data" / "measurements" / f"{name}.json", name, function, settings) is not None, \
             f"data/measurements/{name}.json is missing or stale"
     committed = json.loads((repo_root / "data" / "verdicts.json").read_text())[claim]
-    assert getattr(measure, claim)().form == committed["form"]
+    assert getattr(CLAIMS[claim], claim)().form == committed["form"]
