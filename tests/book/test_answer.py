@@ -146,3 +146,14 @@ def test_the_convection_finding_counts_the_seeds_that_solve_it_at_each_budget():
     assert "solves it in 0 of 5 seeds" in text and "in 3 of 3 with more steps" in text and "softmax 5 of 5" in text
     assert _physics_longer(verdict(0, 5, "short"), None) == ""
     assert _physics_longer(verdict(0, 1, "short"), verdict(3, 3, "long")) == ""
+
+
+def test_the_findings_lead_recall_with_the_setting_where_softmax_learns_and_headlines_follow_the_verdicts():
+    from polyattn.claims.evaluate import evaluate_all
+
+    verdicts = evaluate_all()
+    recall = next(line for line in answer.findings_markdown(verdicts).splitlines() if "(MQAR)" in line)
+    assert recall.index("Where softmax learns it") < recall.index("At the book's budget")
+    assert f"reads **{verdicts['mqar_recall'].form}**" in recall
+    assert f"**{verdicts['nope_lm'].form}**" in answer.findings_markdown(verdicts)
+    assert answer.findings_markdown({}) == ""

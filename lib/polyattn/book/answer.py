@@ -100,42 +100,27 @@ def findings_markdown(verdicts: dict) -> str:
     conv_cmp = next((r for r in parity.comparisons if r.comparison.tier == "converged"), None) if parity else None
     if conv["poly:p=3"] and conv["softmax"] and conv_cmp is not None and conv_cmp.n >= 2:
         above = sum(v > 1 for v in conv["poly:p=3"])
+        head = ("Trained $x^3/\\sqrt{N}$ does not keep $\\lVert A \\rVert_F$ where softmax keeps it." if above else
+                "Does trained $x^3/\\sqrt{N}$ keep $\\lVert A \\rVert_F$ where softmax keeps it?")
         lines.append(
-            f"- **Trained $x^3/\\sqrt{{N}}$ does not keep $\\lVert A \\rVert_F$ where softmax keeps it.** At the last "
+            f"- **{head}** At the last "
             f"probe of the converged tier $\\lVert A\\rVert_F/\\sqrt{{N}}$ is {fixed(min(conv['poly:p=3']), 2)} to "
             f"{fixed(max(conv['poly:p=3']), 2)} over its {len(conv['poly:p=3'])} runs (above softmax's bound of 1 in "
             f"{above}) against {fixed(min(conv['softmax']), 2)} to {fixed(max(conv['softmax']), 2)} for softmax, and "
             f"{fixed(sum(t1['poly:p=3']) / max(1, len(t1['poly:p=3'])), 2)} on average in the Table 1 analogue; yet "
-            f"its converged accuracy differs from softmax's by {estimate_cell(conv_cmp)}. Similar accuracy does "
-            f"not come from a similar norm.")
-    for cid, text in (("mqar", "**At the book's budget no model learns associative recall (MQAR)**: softmax stays far "
-                               "below recall and the cubic variants stay at chance."),
-                      ("nope_lm", "**Without position encodings the cubic language models are worse than "
-                                  "softmax.**")):
-        v = verdicts.get(cid)
-        if v is None:
-            continue
-        done = [r for r in v.comparisons if r.n >= 2]
-        if not done:
-            continue
-        if cid == "mqar":
-            parts = (f"Softmax scores {fixed(done[0].baseline_mean, 1)}% on average; "
-                     + "; ".join(f"{r.comparison.label.split(' − ')[0]} {fixed(r.candidate_mean, 2)}%" for r in done)
-                     + f" (chance {fixed(v.claim.chance, 2)}%: {sum(r.learned_counts[0] for r in done)} of "
-                       f"{sum(r.n for r in done)} cubic runs above it by the registered band)")
-        else:
-            parts = "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs, Holm p {_p(r.holm_p)})"
-                              for r in done)
-        lines.append(f"- {text} {parts} ({v.claim.scale}).")
-        longer = verdicts.get(LONGER_BUDGET.get(cid, ""))
-        done_longer = [r for r in longer.comparisons if r.n >= 2] if longer is not None else []
-        if done_longer:
-            lines[-1] += (f" With more training ({longer.claim.scale}) the comparisons read "
-                          f"**{longer.form}**: "
-                          + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done_longer)
-                          + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
-        if cid == "mqar":
-            lines[-1] += _recall_learned(verdicts.get("mqar_recall"))
+            f"its converged accuracy differs from softmax's by {estimate_cell(conv_cmp)}."
+            + (" Similar accuracy does not come from a similar norm." if above else ""))
+    recall = _recall_finding(verdicts.get("mqar_recall"), verdicts.get("mqar"), verdicts.get("mqar_long"))
+    if recall:
+        lines.append(recall)
+    nope = verdicts.get("nope_lm")
+    done = [r for r in nope.comparisons if r.n >= 2] if nope is not None else []
+    if done:
+        lines.append(f"- **Without position encodings, are the cubic language models worse than softmax?** "
+                     f"The claim reads **{nope.form}**: "
+                     + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs, Holm p {_p(r.holm_p)})"
+                                 for r in done)
+                     + f" ({nope.claim.scale}).")
     lra = _lra_longer(verdicts.get("lra_long"))
     if lra:
         lines.append(lra)
@@ -154,7 +139,10 @@ def _physics_longer(short, longer) -> str:
     a, b = at(short), at(longer)
     if a is None or b is None or a.n < 2 or b.n < 2:
         return ""
-    return (f"- **On convection the cubic's gap is training speed.** $x^3/\\sqrt{{N}}$ solves it in "
+    closes = a.learned_counts[0] < a.n and b.learned_counts[0] == b.n
+    head = ("On convection the cubic's gap is training speed." if closes else
+            "On convection, does more training close the cubic's gap?")
+    return (f"- **{head}** $x^3/\\sqrt{{N}}$ solves it in "
             f"{a.learned_counts[0]} of {a.n} seeds at the book's L-BFGS budget (softmax {a.learned_counts[1]} of "
             f"{a.n}; {short.claim.scale}) and in {b.learned_counts[0]} of {b.n} with more steps (softmax "
             f"{b.learned_counts[1]} of {b.n}; {longer.claim.scale}), where the comparison reads "
@@ -176,23 +164,35 @@ def _lra_longer(longer) -> str:
             f"{parts} ({longer.claim.scale}). {budget_summary(pairs)}")
 
 
-def _recall_learned(recall) -> str:
-    """Where softmax learns recall: per variant the seeds that learned it and the claim's verdict; ""
-    before a pair is stored."""
+def _recall_finding(recall, short, longer) -> str:
+    """The recall finding: first the setting where softmax learns recall (the tier designed to
+    decide), per variant the seeds that learned it and the claim's verdict; then the book's budget
+    and ten times it, where softmax stays on the copy plateau (description); "" before any pair."""
+    from ..claims.report import estimate_cell
+    from ..numbers import fixed
+
+    parts = []
     done = [r for r in recall.comparisons if r.comparison.role == "primary" and r.n and r.learned_counts] \
         if recall is not None else []
-    if not done:
-        return ""
-    soft = done[0].learned_counts
-    parts = "; ".join(f"{r.comparison.label.split(' − ')[0]} {r.learned_counts[0]} of {r.learned_counts[2]}"
-                      for r in done)
-    return (f" Where softmax does learn recall ({recall.claim.scale}), the seeds that learned it: softmax "
-            f"{soft[1]} of {soft[2]}; {parts}; the claim that the cubic variants match softmax there reads "
-            f"**{recall.form}**.")
-
-
-#: The claim that retests a finding with a larger training budget.
-LONGER_BUDGET = {"mqar": "mqar_long"}
+    if done:
+        soft = done[0].learned_counts
+        counts = "; ".join(f"{r.comparison.label.split(' − ')[0]} {r.learned_counts[0]} of {r.learned_counts[2]}"
+                           for r in done)
+        parts.append(f"Where softmax learns it ({recall.claim.scale}), the seeds that learned recall: softmax "
+                     f"{soft[1]} of {soft[2]}; {counts}. The claim that the cubic variants match softmax there "
+                     f"reads **{recall.form}**.")
+    done = [r for r in short.comparisons if r.n >= 2] if short is not None else []
+    if done:
+        means = "; ".join(f"{r.comparison.label.split(' − ')[0]} {fixed(r.candidate_mean, 2)}%" for r in done)
+        parts.append(f"At the book's budget ({short.claim.scale}) softmax scores {fixed(done[0].baseline_mean, 1)}% "
+                     f"on average; {means}; {sum(r.learned_counts[0] for r in done)} of {sum(r.n for r in done)} "
+                     f"cubic runs are above chance ({fixed(short.claim.chance, 2)}%) by the registered band.")
+    done = [r for r in longer.comparisons if r.n >= 2] if longer is not None else []
+    if done:
+        parts.append(f"With more training ({longer.claim.scale}) the comparisons read **{longer.form}**: "
+                     + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done)
+                     + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
+    return "- **Associative recall (MQAR).** " + " ".join(parts) if parts else ""
 
 
 def _p(p: float) -> str:
