@@ -51,3 +51,31 @@ def test_the_k_figure_needs_two_values_of_k_and_no_runs_give_no_tables():
     empty = ni.intervention_runs(intervention=[], converged=[])
     assert not empty and ni.accuracy_table(empty) is None and ni.norm_check_table(empty) is None
     assert ni.intervention_values(empty)["ch03_int_norm_k8"] == "not probed"
+
+
+def _unconfounded(tightened_seeds=()):
+    base = [make_record(act, s, accs=(0.5, acc), experiment="vit_unclipped",
+                        probes=probe_rows({"attn_fro_over_sqrt_n": ratio}))
+            for act, acc, ratio in (("softmax", 0.895, 0.35), ("poly:p=3", 0.894, 1.3), ("poly:p=3,c=1", 0.89, 9.0))
+            for s in (0, 1)]
+    runs = ([make_record("softmax:k=8", s, accs=(0.5, 0.89), experiment="vit_intervention_unclipped",
+                         probes=probe_rows({"attn_fro_over_sqrt_n": 2.0 + 0.2 * s})) for s in (0, 1)]
+            + [make_record("softmax:k=1/8", s, accs=(0.5, 0.893), experiment="vit_intervention_unclipped",
+                           probes=probe_rows({"attn_fro_over_sqrt_n": 0.3})) for s in tightened_seeds])
+    return ni.unclipped_runs(intervention=runs, unclipped=base)
+
+
+def test_the_unconfounded_table_names_the_compensated_arm_and_reads_its_norm():
+    rows = ni.unclipped_table(_unconfounded()).data
+    assert list(rows["activation"]) == ["softmax", "x³/√N", "8·softmax, output projection started 8 times smaller"]
+    assert rows.iloc[2, -1] == "2.1 (2.2)"                  # the unscaled cube of vit_unclipped is not an arm
+    assert "no gradient clipping" in ni.unclipped_table(_unconfounded()).caption
+
+
+def test_the_unconfounded_values_say_which_arm_has_no_run_yet():
+    v = ni.unclipped_values(_unconfounded())
+    assert v["ch03_iu_norm_k8"] == "2.10" and v["ch03_iu_norm_softmax"] == "0.35" and v["ch03_iu_norm_cube"] == "1.30"
+    assert v["ch03_iu_norm_tightened"] == "no run stored yet" and v["ch03_iu_norm_capped"] == "no run stored yet"
+    assert ni.unclipped_values(_unconfounded(tightened_seeds=(0,)))["ch03_iu_norm_tightened"] == "0.30"
+    empty = ni.unclipped_runs(intervention=[], unclipped=[])
+    assert not empty and ni.unclipped_table(empty) is None

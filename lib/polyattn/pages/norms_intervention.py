@@ -1,6 +1,7 @@
-"""Chapter 03's section on the mechanism, by intervention: the committed records of k·softmax and
+"""Chapter 03's sections on the mechanism, by intervention: the committed records of k·softmax and
 of the capped cubic beside the converged tier's softmax and x³/√N, their accuracy, the norm
-each leaves at the end of training, accuracy against k, and the values the prose glues."""
+each leaves at the end of training, accuracy against k, and the values the prose glues; and the
+same for the intervention without its confounds (no clipping, output compensated)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,14 +50,71 @@ def _order(acts) -> list:
     return sorted(acts, key=key)
 
 
+def unclipped_runs(intervention: Optional[list] = None, unclipped: Optional[list] = None) -> Intervention:
+    """The intervention without its confounds (``vit_intervention_unclipped``: no clipping, 8·softmax
+    with its output compensated, softmax/8, the capped cube) beside softmax and x³/√N at the same
+    recipe and seeds (``vit_unclipped``); ``intervention`` and ``unclipped`` stand for them in tests."""
+    from ..analysis import intervention as iv
+    from ..experiments import vit
+    from ..results import load_records
+
+    records = load_records("vit_intervention_unclipped") if intervention is None else list(intervention)
+    base = load_records("vit_unclipped") if unclipped is None else list(unclipped)
+    return Intervention(vit.intervention_unclipped("book"), records, base, iv.intervention_final(base, records))
+
+
 def _recipe_caption(iv_runs: Intervention) -> str:
     from ..data import split_sizes
 
     c0 = iv_runs.grid[0]
     train, _ = split_sizes(c0.dataset, c0.train_subset, c0.test_subset)
+    clipping = (f"gradients clipped at norm {c0.clip_grad:g} (the paper does not clip)" if c0.clip_grad
+                else "no gradient clipping (as in the paper)")
     return (f"{c0.model} ViT, the converged tier's recipe: all {train:,} Fashion-MNIST training images, "
-            f"{c0.epochs} epochs, gradients clipped at norm {c0.clip_grad:g} (the paper does not clip); the book "
-            "preset's committed records")
+            f"{c0.epochs} epochs, {clipping}; the book preset's committed records")
+
+
+def _arm(iv_runs: Intervention, act: str) -> str:
+    """The activation's display name, with the output compensation its grid gives it."""
+    out = {c.activation: c.out_init_scale for c in iv_runs.grid}.get(act, 1.0)
+    return name(act) if out == 1 else f"{name(act)}, output projection started {1 / out:g} times smaller"
+
+
+def unclipped_table(iv_runs: Intervention):
+    """Per arm of the unconfounded intervention: the runs stored, final test accuracy (mean ± sd
+    over seeds) and the norm it leaves at the last probe (the manipulation check)."""
+    from .. import analysis
+    from ..book.deliver import styled
+
+    if not iv_runs:
+        return None
+    summary = analysis.format_summary(analysis.summary_table(iv_runs.final)).set_index("activation")
+    checks = norm_check(iv_runs).set_index("activation")
+    rows = []
+    for a in _order(summary.index):
+        norm = (f"{checks.loc[a, 'norm_final_mean']:.3g} ({checks.loc[a, 'norm_final_max']:.3g})"
+                if a in checks.index else "not probed")
+        rows.append({"activation": _arm(iv_runs, a), **summary.loc[a].to_dict(),
+                     "‖A‖_F/√N at the last probe: mean (largest run)": norm})
+    return styled(rows, "Final test accuracy (mean ± sd over seeds) and the norm each arm leaves at the end of "
+                        "training (mean over layers and heads of a run; above 1 is what Theorem 4.1 rules out for "
+                        f"softmax); softmax and x³/√N are the runs of the grid vit_unclipped; {_recipe_caption(iv_runs)}")
+
+
+def unclipped_values(iv_runs: Intervention) -> dict:
+    """The manipulation check in words: the norm each arm ends at, mean over its probed runs."""
+    from ..analysis import intervention as iv
+
+    checks = norm_check(iv_runs).set_index("activation")
+    stored = {r["config"]["activation"] for r in iv_runs.records + iv_runs.converged}
+
+    def final_norm(act):
+        return (f"{checks.loc[act, 'norm_final_mean']:.2f}" if act in checks.index
+                else "not probed" if act in stored else "no run stored yet")
+
+    return {"ch03_iu_norm_softmax": final_norm(iv.BASELINE), "ch03_iu_norm_k8": final_norm("softmax:k=8"),
+            "ch03_iu_norm_tightened": final_norm("softmax:k=1/8"), "ch03_iu_norm_cube": final_norm("poly:p=3"),
+            "ch03_iu_norm_capped": final_norm(iv.CAPPED)}
 
 
 def accuracy_table(iv_runs: Intervention):
