@@ -167,7 +167,7 @@ def _lra_longer(longer) -> str:
 def _recall_finding(recall, short, longer) -> str:
     """The recall finding: first the setting where softmax learns recall (the tier designed to
     decide), per variant the seeds that learned it and the claim's verdict; then the book's budget
-    and ten times it, where softmax stays on the copy plateau (description); "" before any pair."""
+    and ten times it (description); "" before any pair."""
     from ..claims.report import estimate_cell
     from ..numbers import fixed
 
