@@ -116,19 +116,34 @@ def threads_per_kernel(n: int) -> Iterator[None]:
 
 
 @contextmanager
-def stored_only(on: bool) -> Iterator[None]:
+def kernel_env(name: str, value: str, on: bool = True) -> Iterator[None]:
+    """Kernels started inside see ``name=value``, unless ``on`` is false or the caller set ``name``."""
+    if not on or name in os.environ:
+        yield
+        return
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
+def stored_only(on: bool):
     """Kernels started inside refuse to train when ``on`` (the book preset reads stored records only;
     see :data:`polyattn.train.STORED_ONLY`)."""
     from ..train import STORED_ONLY
 
-    if not on or STORED_ONLY in os.environ:
-        yield
-        return
-    os.environ[STORED_ONLY] = "1"
-    try:
-        yield
-    finally:
-        os.environ.pop(STORED_ONLY, None)
+    return kernel_env(STORED_ONLY, "1", on)
+
+
+#: tqdm takes its defaults from TQDM_* variables; this one turns every progress bar off.
+NO_PROGRESS = "TQDM_DISABLE"
+
+
+def no_progress_bars():
+    """Kernels started inside draw no progress bars: an executed chapter's stderr becomes text on
+    its page, one line per update of a bar."""
+    return kernel_env(NO_PROGRESS, "1")
 
 
 Finished = Callable[[Entry, Path, Optional[str], str, Optional[float]], None]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .common import PRESETS, REPO_ROOT, BookError
-from .execute import execute_all, stored_only
+from .execute import execute_all, no_progress_bars, stored_only
 from .keys import key_of, key_parts, load_manifest, results_hash, save_manifest
 from .notebooks import check_chapter, declared_results, read_notebook, runs_alone
 from .site import assemble, build_html
@@ -109,7 +109,7 @@ def run(preset: str = "book", chapters: Optional[Sequence[str]] = None, force: b
             print(f"[book] {e.name}: executed in {seconds:.1f} s", flush=True)
         save_manifest(manifest, build_root)
 
-    with stored_only(preset == "book" and not recompute):
+    with stored_only(preset == "book" and not recompute), no_progress_bars():
         execute_all(todo, params, root, jobs, finished)
     executed = {e.name: executed[e.name] for e in entries if e.name in executed}     # the book's order
     report.executed.sort(key=[e.name for e in entries].index)

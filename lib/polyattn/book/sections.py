@@ -86,7 +86,7 @@ def run_section(chapter: str, title: str, params: Optional[dict] = None, output:
     import nbformat
     import papermill
 
-    from .execute import local_kernel_manager
+    from .execute import local_kernel_manager, no_progress_bars
 
     path = chapter_path(chapter, root)
     nb = section_notebook(path, title)
@@ -95,9 +95,10 @@ def run_section(chapter: str, title: str, params: Optional[dict] = None, output:
     src = out.with_name(out.stem + ".src.ipynb")
     nbformat.write(nb, str(src))
     try:
-        papermill.execute_notebook(str(src), str(out), parameters=params or {}, kernel_name="python3",
-                                   progress_bar=False, log_output=False, cwd=str(root),
-                                   kernel_manager_class=local_kernel_manager())
+        with no_progress_bars():
+            papermill.execute_notebook(str(src), str(out), parameters=params or {}, kernel_name="python3",
+                                       progress_bar=False, log_output=False, cwd=str(root),
+                                       kernel_manager_class=local_kernel_manager())
     except papermill.exceptions.PapermillExecutionError as exc:
         raise BookError(f"section {title!r} of {path.stem} failed: {exc.ename}: {exc.evalue}") from None
     return out
