@@ -85,7 +85,8 @@ def questions_markdown(verdicts: dict, links: bool = False) -> str:
         f"{ref('length_scale_needed', 'at T = 1024')}: {_said(_row(length, 'cube_vs_row_1024'))}.",
         f"3. **Does the norm bound explain softmax?** {form('norm_intervention')}; lifting it, "
         f"{_said(_row(mech, 'necessity'))}; imposing it, {_said(_row(mech, 'sufficiency_contrast'))}; "
-        f"{ref('norm_intervention_unclipped', 'unconfounded')}: {_said(_row(mech_un, 'necessity'))}.",
+        f"{ref('norm_intervention_unclipped', 'unconfounded')}, {form('norm_intervention_unclipped')}: lifting it, "
+        f"{_said(_row(mech_un, 'necessity'))}; imposing it, {_said(_row(mech_un, 'sufficiency_contrast'))}.",
     ))
 
 
