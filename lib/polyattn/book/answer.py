@@ -49,15 +49,16 @@ def _row(v, cid: str):
 
 
 def _said(r) -> str:
-    """"−0.24 [−0.49, +0.01] points, equivalent (5 of 5 pairs)", or "0 of 5 pairs stored" before two are."""
+    """"−0.24 [−0.49, +0.01] points, equivalent" once the planned pairs are stored, "... (3 of 5
+    pairs)" before, or "0 of 5 pairs stored" before two are (each chapter gives the counts)."""
     from ..claims.report import estimate_cell
 
     if r is None:
         return "not registered"
     if r.n < 2:
         return f"{r.n} of {r.planned} pairs stored"
-    pairs = f"{r.n} pairs" if r.n >= r.planned else f"{r.n} of {r.planned} pairs"
-    return f"{estimate_cell(r)}, {r.result}{r.qualifier} ({pairs})"
+    interim = f" ({r.n} of {r.planned} pairs)" if r.n < r.planned else ""
+    return f"{estimate_cell(r)}, {r.result}{r.qualifier}{interim}"
 
 
 def questions_markdown(verdicts: dict, links: bool = False) -> str:
