@@ -552,7 +552,7 @@ def test_correlation_table_reports_three_views_and_the_verdict_names_them():
 
 def test_a_description_table_reads_a_comparison_as_the_register_does():
     """comparison_verdict's form is the register's result of the same statistics: a detectable
-    difference whose interval reaches inside the margin is "worse, within the margin", not "worse"."""
+    difference whose interval reaches inside the margin is "worse, size unclear", not "worse"."""
     from polyattn.analysis.results import comparison_result
 
     base = (0.80, 0.81, 0.82, 0.83)
@@ -564,11 +564,11 @@ def test_a_description_table_reads_a_comparison_as_the_register_does():
     d = A.paired_difference(A.final_accuracy(recs), margin=1.0).set_index("activation")
     inside, beyond = A.comparison_verdict(d.loc["poly:p=3"]), A.comparison_verdict(d.loc["sigmoid"])
     assert d.loc["poly:p=3", "ci_low"] < -1.0 < d.loc["poly:p=3", "ci_high"] < 0
-    assert inside.form == "worse, within the margin" and "reaches inside the margin of ±1 point" in inside.text
+    assert inside.form == "worse, size unclear" and "reaches inside the margin of ±1 point" in inside.text
     assert beyond.form == "worse" and d.loc["sigmoid", "ci_high"] < -1.0
     for act, v in (("poly:p=3", inside), ("sigmoid", beyond)):
         r = d.loc[act]
         assert v.form == comparison_result(n=int(r["n_pairs"]), mean=r["mean_diff"], ci_low=r["ci_low"],
                                            ci_high=r["ci_high"], holm_p=r["p_holm"], equivalent=r["tost_p"] < 0.05,
                                            alpha=0.05, margin=1.0)
-    assert A.BOOK_FORMS[inside.form] == "worse, within the margin"
+    assert A.BOOK_FORMS[inside.form] == "worse, size unclear"

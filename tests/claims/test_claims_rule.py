@@ -17,8 +17,8 @@ from polyattn.config import TrainConfig
     (["contradicts", "open"], ["equivalent", "equivalent"], "not supported"),
     (["contradicts"], ["worse"], "not supported"),
     (["supports", "contradicts", "open"], ["equivalent"] * 3, "not supported"),
-    (["supports", "within the margin"], ["worse", "equivalent"], "detectable but within the margin"),
-    (["within the margin", "open"], ["worse", "worse"], "inconclusive at this power"),
+    (["supports", "size unclear"], ["worse", "equivalent"], "detectable, size unclear"),
+    (["size unclear", "open"], ["worse", "worse"], "inconclusive at this power"),
     (["supports", "open"], ["equivalent"] * 2, "inconclusive at this power"),
     (["open", "open"], ["worse"] * 2, "inconclusive at this power"),
     (["uninformative", "uninformative"], ["equivalent"] * 2, "inconclusive at this scale"),
@@ -52,7 +52,7 @@ _STATS = dict(ci_low=-4.0, ci_high=-2.0, margin=1.0)
     (dict(n=5, mean=-3.0, holm_p=0.01, equivalent=False), "worse"),
     (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False, ci_low=2.0, ci_high=4.0), "better"),
     (dict(n=5, mean=3.0, holm_p=0.01, equivalent=False, ci_low=2.0, ci_high=4.0, higher_is_better=False), "worse"),
-    (dict(n=5, mean=-0.93, holm_p=0.04, equivalent=False, ci_low=-1.63, ci_high=-0.23), "worse, within the margin"),
+    (dict(n=5, mean=-0.93, holm_p=0.04, equivalent=False, ci_low=-1.63, ci_high=-0.23), "worse, size unclear"),
     (dict(n=5, mean=-3.0, holm_p=0.2, equivalent=False), "inconclusive"),
     (dict(n=1, mean=-3.0, holm_p=math.nan, equivalent=False), "inconclusive"),
     (dict(n=5, mean=0.1, holm_p=0.9, equivalent=True, candidate_learned=False, baseline_learned=False),
@@ -69,9 +69,9 @@ def test_a_comparisons_result_comes_from_its_statistics(kw, result):
 
 def test_a_directional_claim_holds_only_beyond_its_margin():
     assert rule.outcome("worse", "worse") == "supports"
-    assert rule.outcome("worse, within the margin", "worse") == "within the margin"
-    assert rule.outcome("worse, within the margin", "equivalent") == "open"
-    assert rule.outcome("better, within the margin", "worse") == "contradicts"
+    assert rule.outcome("worse, size unclear", "worse") == "size unclear"
+    assert rule.outcome("worse, size unclear", "equivalent") == "open"
+    assert rule.outcome("better, size unclear", "worse") == "contradicts"
 
 
 def test_chance_is_judged_per_seed_and_one_sided():
@@ -323,7 +323,7 @@ def test_combine_forms_reads_each_part_by_what_it_says_of_the_claim():
     assert rule.combine_forms(["worse", "inconclusive"]) == "not supported"
     assert rule.combine_forms(["equivalent", "worse"]) == "not supported"
     # a detectable difference inside the margin leaves an equivalence open, as the register reads it
-    assert rule.combine_forms(["equivalent", "worse, within the margin"]) == "inconclusive at this power"
+    assert rule.combine_forms(["equivalent", "worse, size unclear"]) == "inconclusive at this power"
     with pytest.raises(ValueError, match="unknown form"):
         rule.combine_forms(["nearly"])
 

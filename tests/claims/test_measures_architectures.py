@@ -47,7 +47,7 @@ def test_a_difference_inside_the_margin_does_not_decide(tmp_path, planted_grid):
     # detectable after Holm, but its interval reaches inside the margin: neither equivalent nor beyond it
     _plant(tmp_path, planted_grid, shift=-1.0, spread=0.05)
     f = measure.n_windows_channels(tmp_path)
-    assert f.numbers["Swin x^3/14: result"] == "worse, within the margin"
+    assert f.numbers["Swin x^3/14: result"] == "worse, size unclear"
     assert f.form == "inconclusive at this power"
 
 

@@ -14,8 +14,8 @@ import math
 from typing import Iterable, Optional
 
 #: Every result a comparison can have (see :mod:`polyattn.claims.rule` for what each means).
-RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, within the margin",
-           "better, within the margin", "inconclusive")
+RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, size unclear",
+           "better, size unclear", "inconclusive")
 
 
 def learned(value: float, chance: Optional[float], band: float, higher_is_better: bool = True) -> bool:
@@ -63,7 +63,7 @@ def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, hol
         better = mean > 0 if higher_is_better else mean < 0
         word = "better" if better else "worse"
         beyond = ci_low > margin if mean > 0 else ci_high < -margin
-        return word if beyond else f"{word}, within the margin"
+        return word if beyond else f"{word}, size unclear"
     return "inconclusive"
 
 

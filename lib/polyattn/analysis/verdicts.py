@@ -9,14 +9,14 @@ same comparison alike:
 * ``equivalent``: the TOST against the margin stated up front rejects (p < alpha);
 * ``better`` / ``worse``: the (Holm-corrected, in a family) paired test rejects no difference
   and the 95% interval lies beyond the margin;
-* ``better, within the margin`` / ``worse, within the margin``: a detectable difference whose
-  interval reaches inside the margin;
+* ``better, size unclear`` / ``worse, size unclear``: a detectable difference, not equivalent
+  either: its 95% interval crosses the margin's edge, so its size against the margin is unclear;
 * ``inconclusive``: neither; the sentence gives the minimal detectable effect, the size of a
   difference these seeds would have found;
 * ``not comparable``: no pair of runs trained (divergence).
 
 "Better" follows the metric's direction (lower bits per character is better).  A row without a
-margin has no "within the margin": a detectable difference is ``better`` or ``worse``.
+margin has no "size unclear": a detectable difference is ``better`` or ``worse``.
 """
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ from .metrics import MetricLike, diff_unit, resolve_metric
 from .results import comparison_result
 from .stats import ALPHA, POWER
 
-FORMS = ("equivalent", "better", "worse", "better, within the margin", "worse, within the margin", "inconclusive",
+FORMS = ("equivalent", "better", "worse", "better, size unclear", "worse, size unclear", "inconclusive",
          "not comparable")
 #: How each form reads in the book's verdict vocabulary (:data:`polyattn.book.verdict_rows.FORMS`);
 #: a comparison whose runs diverged says nothing about the scale it was run at.
 BOOK_FORMS = {"equivalent": "equivalent within the margin", "better": "better", "worse": "worse",
-              "better, within the margin": "better, within the margin",
-              "worse, within the margin": "worse, within the margin",
+              "better, size unclear": "better, size unclear",
+              "worse, size unclear": "worse, size unclear",
               "inconclusive": "inconclusive at this power", "not comparable": "inconclusive at this scale"}
 
 
@@ -111,8 +111,8 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     (:func:`~polyattn.analysis.results.comparison_result`): no pairs -> ``not comparable``; TOST
     p < alpha (when the row carries a margin) -> ``equivalent``; the paired test (Holm-corrected in
     a family of more than one comparison) below alpha -> ``better`` or ``worse`` in the metric's
-    direction when the 95% interval lies beyond the margin, ``... , within the margin`` when it
-    reaches inside; otherwise ``inconclusive``, with the minimal detectable effect at power
+    direction when the 95% interval lies beyond the margin, ``..., size unclear`` when it
+    crosses the margin's edge; otherwise ``inconclusive``, with the minimal detectable effect at power
     ``row["power"]``.
     """
     row, name, baseline, higher, unit = _row(row, name, baseline, metric)
@@ -169,7 +169,7 @@ def comparison_verdict(row, name: Optional[str] = None, baseline: Optional[str] 
     if result != "inconclusive":
         word = result.split(",")[0]
         within = (f"; its interval reaches inside the margin of {margin_txt}, so the difference may be smaller "
-                  f"than the margin" if result.endswith("within the margin") else "")
+                  f"than the margin" if result.endswith("size unclear") else "")
         return make(result, f"{name} is {word} than {baseline} by {abs(est):.2f} {unit} "
                             f"(difference {est:+.2f} {unit}{direction}; {ci_txt}, {n_txt}{p_txt}{holm_txt}){within}")
     text = (f"{name} against {baseline} is inconclusive at this power: difference {est:+.2f} {unit}{direction} "

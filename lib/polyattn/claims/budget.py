@@ -27,7 +27,7 @@ LONGER_TAG = " (longer)"
 
 #: What the longer runs' result says of the comparison, by the register's result word.
 CHANGES = {"worse": "holds", "did not learn": "holds", "equivalent": "closes", "better": "reverses",
-           "worse, within the margin": "narrows", "better, within the margin": "reverses",
+           "worse, size unclear": "narrows", "better, size unclear": "reverses",
            "inconclusive": "open", "split": "open", "uninformative": "uninformative"}
 
 
@@ -119,7 +119,7 @@ def budget_summary(pairs: list[BudgetPair]) -> str:
     for p in pairs:
         counts[change(p)] = counts.get(change(p), 0) + 1
     order = ("holds", "narrows", "closes", "reverses", "open", "uninformative", "not run yet")
-    words = {"holds": "the gap holds", "narrows": "a gap remains but within the margin",
+    words = {"holds": "the gap holds", "narrows": "a gap remains, of unclear size against the margin",
              "closes": "it closes to within the margin", "reverses": "the order reverses",
              "open": "it is still open at this power", "uninformative": "neither arm learned",
              "not run yet": "the longer runs are not stored yet"}

@@ -278,8 +278,8 @@ def polynomial_vs_softmax(verdicts: dict[str, ClaimVerdict]) -> list[tuple[Claim
     return out
 
 
-RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, within the margin": "#fdae61",
-                  "did not learn": "#17becf", "better": "#7570b3", "better, within the margin": "#b2abd2",
+RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, size unclear": "#fdae61",
+                  "did not learn": "#17becf", "better": "#7570b3", "better, size unclear": "#b2abd2",
                   "split": "#e7298a", "inconclusive": "#7f7f7f", "uninformative": "#d9d9d9"}
 
 

@@ -23,8 +23,9 @@ Each comparison first gets a *result* from its statistics alone
 ``worse`` / ``better``
     the Holm-corrected paired t-test rejects no difference *and* the 95% interval lies beyond
     the margin: a difference larger than the claim's margin;
-``worse, within the margin`` / ``better, within the margin``
-    a detectable difference (Holm) whose 95% interval reaches inside the margin;
+``worse, size unclear`` / ``better, size unclear``
+    a detectable difference (Holm) that is not equivalent either: its 95% interval crosses the
+    margin's edge, so these seeds cannot say whether it is larger or smaller than the margin;
 ``inconclusive``
     neither: the detectable effect at 80% power says what these seeds could have found.
 
@@ -35,8 +36,8 @@ outcomes of its primary comparisons in the tier that decides, combined by the cl
 * **not testable as designed**: a check is contradicted (a control moved, a condition failed);
 * all-of (every part must hold): **holds** (**equivalent within the margin** when every
   expectation is equivalence) when every informative primary supports it; **not supported**
-  when one contradicts it; **detectable but within the margin** when every part that does not
-  support it found a difference inside the margin; otherwise **inconclusive at this power**;
+  when one contradicts it; **detectable, size unclear** when every part that does not
+  support it found the expected difference, of unclear size; otherwise **inconclusive at this power**;
 * any-of: **holds** when one primary supports it, **not supported** when every informative
   one contradicts it, otherwise as above;
 * **inconclusive at this scale**: no primary is informative, or none has the two seeds a paired
@@ -51,9 +52,9 @@ from typing import Iterable, Optional
 # description tables use it too
 from ..analysis.results import RESULTS, arm_learned, comparison_result, learned, qualifier  # noqa: F401
 
-OUTCOMES = ("supports", "contradicts", "open", "within the margin", "uninformative")
+OUTCOMES = ("supports", "contradicts", "open", "size unclear", "uninformative")
 #: The forms a claim decided by comparisons of runs can take (:func:`claim_form`).
-COMPARISON_FORMS = ("holds", "equivalent within the margin", "not supported", "detectable but within the margin",
+COMPARISON_FORMS = ("holds", "equivalent within the margin", "not supported", "detectable, size unclear",
                     "inconclusive at this power", "inconclusive at this scale", "not testable as designed")
 #: The further forms of a measured claim (a theorem checked numerically, a probe, a cost), each
 #: decided by its measure function's registered rule (:class:`polyattn.claims.spec.MeasuredClaim`).
@@ -71,8 +72,9 @@ LEGEND = {
                                     "runs (the 90% interval inside it: two one-sided tests at 5%)",
     "not supported": "a primary comparison contradicts the claim (for a claim of several parts, one part is "
                      "enough)",
-    "detectable but within the margin": "the difference the claim expects is there (Holm-corrected test), but "
-                                        "its interval reaches inside the margin: smaller than the claim's size",
+    "detectable, size unclear": "the difference the claim expects is there (Holm-corrected test), but its "
+                                "95% interval crosses the margin's edge: these seeds cannot say whether it is "
+                                "as large as the margin",
     "inconclusive at this power": "no primary comparison contradicts the claim but some cannot decide with "
                                   "these seeds; the detectable effect says how large a difference they would "
                                   "have found",
@@ -97,10 +99,10 @@ def outcome(result: str, expect: str) -> str:
         result = "worse"
     if result in ("inconclusive", "split"):
         return "open"
-    if result.endswith(", within the margin"):
+    if result.endswith(", size unclear"):
         direction = result.split(",")[0]
         if expect == direction:
-            return "within the margin"
+            return "size unclear"
         return "open" if expect == "equivalent" else "contradicts"
     if expect == "equivalent":
         return "supports" if result == "equivalent" else "contradicts"
@@ -132,8 +134,8 @@ def claim_form(outcomes: Iterable[str], expectations: Iterable[str], enough_runs
         if con == len(informative):
             return "not supported"
     rest = [o for o in informative if o != "supports"]
-    if rest and all(o == "within the margin" for o in rest):
-        return "detectable but within the margin"
+    if rest and all(o == "size unclear" for o in rest):
+        return "detectable, size unclear"
     return "inconclusive at this power"
 
 
@@ -143,10 +145,10 @@ FORM_OUTCOME = {
     "equivalent": "supports", "equivalent within the margin": "supports", "holds": "supports",
     "holds with a corrected constant": "supports", "holds only under its assumptions": "supports",
     "worse": "contradicts", "better": "contradicts", "not supported": "contradicts", "fails": "contradicts",
-    "did not learn": "contradicts", "worse, within the margin": "open", "better, within the margin": "open",
+    "did not learn": "contradicts", "worse, size unclear": "open", "better, size unclear": "open",
     "inconclusive": "open", "inconclusive at this power": "open",
     "not comparable": "open", "measured": "open", "pending": "open", "split": "open",
-    "detectable but within the margin": "within the margin", "not testable as designed": "open",
+    "detectable, size unclear": "size unclear", "not testable as designed": "open",
     "inconclusive at this scale": "uninformative", "uninformative": "uninformative",
 }
 

@@ -48,7 +48,7 @@ def control_values(delivered) -> dict[str, str]:
         return _and(f"{_name(r.comparison.id)} ({estimate_cell(r)}, {r.result})" for r in rs)
 
     blind = [r for r in judged if r.outcome == "contradicts"]
-    sees = [r for r in judged if r.outcome in ("supports", "within the margin")]
+    sees = [r for r in judged if r.outcome in ("supports", "size unclear")]
     empty = [r for r in judged if r.outcome == "uninformative"]
     open_ = [r for r in judged if r.outcome == "open"]
     parts = []
