@@ -377,6 +377,12 @@ def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_ea
     assert "softmax 2 of 2" in numbers["ch07_recall_learned"] and "x³/14 1 of 2" in numbers["ch07_recall_learned"]
     fig = rp.curve_figure(runs)
     assert len(fig.axes) == len(mqar.RECALL_VARIANTS) and all(len(ax.lines) >= 2 + 2 for ax in fig.axes)
+    # x^3/14 is split across the plateau: its cell reads per seed, with no interval; the bars draw each seed
+    cell = rp.mqar_table(runs).data.set_index("variant").loc["x³/14"].iloc[0]
+    assert cell == f"{100 * (0.9 + 1.2 * plateau) / 2:.1f} (seeds {120 * plateau:.1f} to 90.0), recall in 1 of 2", cell
+    assert "[" not in cell and "recall in 2 of 2" not in rp.mqar_table(runs).data.to_string()
+    bars = rp.mqar_figure(runs)
+    assert sum(len(line.get_xdata()) for line in bars.axes[0].lines if line.get_marker() == "o") == len(grid)
     empty = rp.recall_numbers(pg.Runs(grid, [], "book", "no run of this grid is stored yet"))
     assert empty["ch07_recall_learned"] == "no run of this grid is stored yet" and rp.curve_figure(
         pg.Runs(grid, [], "book")) is None

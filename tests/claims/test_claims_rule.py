@@ -327,3 +327,23 @@ def test_combine_forms_reads_each_part_by_what_it_says_of_the_claim():
     with pytest.raises(ValueError, match="unknown form"):
         rule.combine_forms(["nearly"])
 
+
+
+def test_a_split_comparisons_row_gives_counts_not_a_mean_interval():
+    """Seeds that learned and seeds that did not: the row reads the counts, and leaves out the
+    intervals and p-values of a mean that describes no seed."""
+    from types import SimpleNamespace
+
+    from polyattn.claims.evaluate import ComparisonResult
+    from polyattn.claims.report import comparison_rows
+
+    comp = Comparison("c", "x³ − softmax", Arm("g", {}), Arm("g", {}), "equivalent")
+    common = dict(comparison=comp, n=3, planned=3, diverged=0, unit="points", higher_is_better=True,
+                  candidate_mean=75.0, baseline_mean=75.2, mean=-0.2, ci_low=-185.4, ci_high=185.1, ci90_low=-120.0,
+                  ci90_high=119.0, t_p=0.99, tost_p=0.48, equivalent=False, mde=math.nan, holm_p=1.0)
+    split = ComparisonResult(**common, result="split", learned_counts=(2, 2, 3))
+    plain = ComparisonResult(**common, result="inconclusive", learned_counts=(3, 3, 3))
+    rows = comparison_rows(SimpleNamespace(comparisons=[split, plain]))
+    assert rows[0]["Difference [95% CI]"] == "seeds that learned: 2 of 3 against 2 of 3"
+    assert rows[0]["90% CI"] == rows[0]["Holm p"] == rows[0]["TOST p"] == ""
+    assert "185" in rows[1]["Difference [95% CI]"] and rows[1]["Holm p"] != ""

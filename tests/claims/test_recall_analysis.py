@@ -38,3 +38,16 @@ def test_seeds_above_plateau_counts_the_runs_that_learned_recall():
     got = recall.seeds_above_plateau(final, cfg)
     assert got["softmax"][0] == (64, 0, 3, pytest.approx(0.26))
     assert got["x^3/14"] == [(64, 2, 3, 1.0), (128, 0, 3, pytest.approx(0.1)), (256, 0, 3, pytest.approx(0.05))]
+
+
+def test_a_variant_split_across_the_plateau_is_read_per_seed_not_as_an_interval():
+    """Two seeds at recall and one at the plateau: the t-interval reaches below zero and would read
+    as guessing; the level is the split, with the seeds' range and how many reached recall."""
+    cfg = causal_mqar("book", seeds=[0])[0]
+    final = pd.DataFrame([{"activation": "softmax", "seed": s, "acc_L64": a, "acc_L128": 0.5, "acc_L256": 0.9}
+                          for s, a in enumerate((1.0, 0.99, 0.26))])
+    t = recall.recall_table(final, cfg).set_index("test_set")
+    row = t.loc["L64"]
+    assert row["ci_low"] < 0.004 and row["level"] == recall.SPLIT
+    assert (row["above"], row["n"], row["seed_min"], row["seed_max"]) == (2, 3, pytest.approx(0.26), 1.0)
+    assert t.loc["L256", "level"] == "above the copy plateau" and t.loc["L256", "above"] == 3

@@ -10,6 +10,11 @@ With K key-value pairs and a vocabulary of V tokens (values from the upper half)
 
     levels(config)                # [(set name, L, K, guess, plateau)] of a config's test sets
     recall_table(final, config)   # per variant and test set: mean [95% t-interval] and its level
+
+A variant whose seeds fall on both sides of the copy plateau (some learned recall, some did not)
+has no level: a mean and t-interval over a bimodal outcome describe no seed (an interval of
+[-32%, 182%] around 75% would read as "at guessing").  Its level is :data:`SPLIT`, and it is read
+per seed: how many learned recall, and the range of the seeds.
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from .stats import t_interval
 PLATEAU_BAND = MQAR_PLATEAU_BAND
 #: What a test set's interval says, in the order of the levels above.
 LEVELS = ("at guessing", "above guessing, below the copy plateau", "at the copy plateau", "above the copy plateau")
+#: The level of a variant whose seeds fall on both sides of the copy plateau, judged per seed.
+SPLIT = "split across the copy plateau"
 
 
 def levels(config) -> list[tuple[str, int, int, float, float]]:
@@ -50,16 +57,23 @@ def level_of(low: float, high: float, guess: float, plateau: float) -> str:
 
 def recall_table(final: pd.DataFrame, config) -> pd.DataFrame:
     """One row per variant (``activation`` holds the label) and test set: mean accuracy over seeds
-    and its 95% t-interval (fractions), the guessing and copy-plateau levels and :func:`level_of`."""
+    and its 95% t-interval (fractions), the seeds' range, how many seeds are above the copy plateau
+    (each read as a point), the guessing and copy-plateau levels, and the level: :func:`level_of`
+    of the interval, or :data:`SPLIT` when some seeds are above the plateau and some are not."""
     rows = []
     for variant, g in final.groupby("activation", sort=False):
         for name, L, K, guess, plateau in levels(config):
             vals = g[f"acc_{name}"].astype(float)
             mean, lo, hi = t_interval(vals)
             lo_, hi_ = (mean, mean) if lo != lo else (lo, hi)
+            seen = vals.dropna()
+            above = int(sum(level_of(a, a, guess, plateau) == LEVELS[3] for a in seen))
+            level = ("diverged" if mean != mean else SPLIT if 0 < above < len(seen)
+                     else level_of(lo_, hi_, guess, plateau))
             rows.append({"variant": variant, "test_set": name, "length": L, "pairs": K, "mean": mean, "ci_low": lo,
-                         "ci_high": hi, "n": int(vals.notna().sum()), "guess": guess, "plateau": plateau,
-                         "level": level_of(lo_, hi_, guess, plateau) if mean == mean else "diverged"})
+                         "ci_high": hi, "seed_min": float(seen.min()) if len(seen) else float("nan"),
+                         "seed_max": float(seen.max()) if len(seen) else float("nan"), "above": above,
+                         "n": len(seen), "guess": guess, "plateau": plateau, "level": level})
     return pd.DataFrame(rows)
 
 

@@ -196,13 +196,17 @@ def summary(v: ClaimVerdict) -> str:
 
 
 def comparison_rows(v: ClaimVerdict) -> list[dict]:
-    """One row per comparison, with readable column names, for a chapter's table."""
+    """One row per comparison, with readable column names, for a chapter's table.  A split
+    comparison (some seeds learned, some did not) is read as counts (:func:`key_cell`), without the
+    intervals and p-values of a mean difference, which describe no seed of a bimodal outcome."""
     rows = []
     for r in v.comparisons:
+        split = r.result == "split" and bool(r.learned_counts)
         rows.append({"Comparison": r.comparison.label, "Role": r.comparison.role, "Expects": r.comparison.expect,
-                     "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": estimate_cell(r),
-                     "90% CI": interval(r, 90) if r.n >= 2 else "", "Holm p": p_value(r.holm_p),
-                     "TOST p": p_value(r.tost_p), "Result": r.result + r.qualifier, "Outcome": r.outcome})
+                     "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": key_cell(r),
+                     "90% CI": interval(r, 90) if r.n >= 2 and not split else "",
+                     "Holm p": "" if split else p_value(r.holm_p), "TOST p": "" if split else p_value(r.tost_p),
+                     "Result": r.result + r.qualifier, "Outcome": r.outcome})
     return rows
 
 

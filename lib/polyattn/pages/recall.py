@@ -43,8 +43,9 @@ def mqar_long_runs() -> Runs:
     return Runs(grid, page_records(grid, "book"), "book", "no run of this grid is stored yet")
 
 def mqar_figure(mq: Runs):
-    """Recall accuracy per variant on each test set (bars, 95% t-intervals) against the copy plateau
-    (dashed, with its band) and guessing (dotted)."""
+    """Recall accuracy per variant on each test set (bars, 95% t-intervals; each seed a dot) against the
+    copy plateau (dashed, with its band) and guessing (dotted).  A variant split across the plateau
+    has no interval: its seeds tell."""
     if not mq:
         return None
     import matplotlib.pyplot as plt
@@ -60,8 +61,12 @@ def mqar_figure(mq: Runs):
         g = table[table["test_set"] == name]
         y = np.arange(len(g))[::-1]
         err = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]]) * 100
+        err[:, (g["level"] == recall.SPLIT).to_numpy()] = np.nan
         ax.barh(y, 100 * g["mean"], xerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=2,
                 color=[colours.get(v, "grey") for v in g["variant"]])
+        for yi, variant in zip(y, g["variant"]):
+            seeds = 100 * mq.frame.loc[mq.frame["activation"] == variant, f"acc_{name}"].astype(float).dropna()
+            ax.plot(seeds, np.full(len(seeds), yi), "o", ms=3, color="black", alpha=0.7)
         ax.axvline(100 * plateau, color="black", ls="--", lw=1)
         ax.axvspan(100 * plateau / recall.PLATEAU_BAND, 100 * plateau * recall.PLATEAU_BAND, color="grey",
                    alpha=0.15, lw=0)
@@ -70,7 +75,8 @@ def mqar_figure(mq: Runs):
         ax.set_title(f"length {length}, {pairs} pairs", fontsize=10)
         ax.set_xlabel("accuracy (%)")
         ax.tick_params(labelsize=9)
-    stamp(fig, mq.preset, f"{len(mq.seeds)} seed(s); dashed: copy plateau 1/K, its band grey; dotted: guessing")
+    stamp(fig, mq.preset, f"{len(mq.seeds)} seed(s), each a dot; dashed: copy plateau 1/K, its band grey; "
+                          "dotted: guessing")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
@@ -90,13 +96,17 @@ def mqar_table(mq: Runs):
             r = g[g["test_set"] == name].iloc[0]
             row[f"length {length}, {pairs} pairs"] = (
                 "diverged" if r["level"] == "diverged" else
+                f"{100 * r['mean']:.1f} (seeds {100 * r['seed_min']:.1f} to {100 * r['seed_max']:.1f}), "
+                f"recall in {r['above']} of {r['n']}" if r["level"] == recall.SPLIT else
                 f"{unbroken(interval_cell(100 * r['mean'], 100 * r['ci_low'], 100 * r['ci_high'], '.1f'))}, "
                 f"{SHORT_LEVELS[r['level']]}")
         rows.append(row)
     budget = analysis.budget_text(analysis.compute_budget(mq.records))
     return compact(styled(rows, (
         f"Recall accuracy (%), mean [95% t-interval] over seeds, and its level: guessing, below, at or above the "
-        f"copy plateau 1/K (recall). {mq.stored} planned runs, preset {mq.preset}; compute: {budget}")))
+        f"copy plateau 1/K (recall); where the seeds fall on both sides of the plateau, the mean, the seeds' range "
+        f"and how many reached recall, each seed judged on its own (a mean over a split outcome describes no seed). "
+        f"{mq.stored} planned runs, preset {mq.preset}; compute: {budget}")))
 
 def mqar_numbers(mq: Runs) -> dict:
     """The test sets, the plateau's band, and the variants above the copy plateau on any test set."""
