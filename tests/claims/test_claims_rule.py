@@ -347,3 +347,7 @@ def test_a_split_comparisons_row_gives_counts_not_a_mean_interval():
     assert rows[0]["Difference [95% CI]"] == "seeds that learned: 2 of 3 against 2 of 3"
     assert rows[0]["90% CI"] == rows[0]["Holm p"] == rows[0]["TOST p"] == ""
     assert "185" in rows[1]["Difference [95% CI]"] and rows[1]["Holm p"] != ""
+    # most of the candidate's seeds at chance, one learned: "did not learn", still read as counts
+    bimodal = ComparisonResult(**common, result="did not learn", learned_counts=(1, 3, 3), split=True)
+    row = comparison_rows(SimpleNamespace(comparisons=[bimodal]))[0]
+    assert row["Difference [95% CI]"] == "seeds that learned: 1 of 3 against 3 of 3" and row["Result"] == "did not learn"

@@ -155,12 +155,12 @@ def _lra_longer(longer) -> str:
     """The LRA finding: each longer-budget comparison with two pairs beside the same comparison at
     the book's steps, and what the longer runs did to the gaps; "" before such a pair exists."""
     from ..claims.budget import budget_summary, shorter_pairs
-    from ..claims.report import estimate_cell
+    from ..claims.report import key_cell
 
     if longer is None or not any(r.n >= 2 for r in longer.comparisons):
         return ""
     pairs = [p for p in shorter_pairs(longer) if p.longer.n >= 2]
-    parts = "; ".join(f"{p.label}: {estimate_cell(p.shorter)} at the book's steps, {estimate_cell(p.longer)} with "
+    parts = "; ".join(f"{p.label}: {key_cell(p.shorter)} at the book's steps, {key_cell(p.longer)} with "
                       f"more ({p.longer.n} pairs, {p.longer.result}{p.longer.qualifier})" for p in pairs)
     return (f"- **Long Range Arena with more training steps: did the cubic variants' gaps to softmax survive?** "
             f"{parts} ({longer.claim.scale}). {budget_summary(pairs)}")
@@ -170,7 +170,7 @@ def _recall_finding(recall, short, longer) -> str:
     """The recall finding: first the setting where softmax learns recall (the tier designed to
     decide), per variant the seeds that learned it and the claim's verdict; then the book's budget
     and ten times it (description); "" before any pair."""
-    from ..claims.report import estimate_cell
+    from ..claims.report import key_cell
     from ..numbers import fixed
 
     parts = []
@@ -192,7 +192,7 @@ def _recall_finding(recall, short, longer) -> str:
     done = [r for r in longer.comparisons if r.n >= 2] if longer is not None else []
     if done:
         parts.append(f"With more training ({longer.claim.scale}) the comparisons read **{longer.form}**: "
-                     + "; ".join(f"{r.comparison.label}: {estimate_cell(r)} ({r.n} pairs)" for r in done)
+                     + "; ".join(f"{r.comparison.label}: {key_cell(r)} ({r.n} pairs)" for r in done)
                      + f"; chapter {longer.claim.chapter[:2]} says which seeds learn the task.")
     return "- **Associative recall (MQAR).** " + " ".join(parts) if parts else ""
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from .evaluate import ClaimVerdict, ComparisonResult, compare
-from .report import estimate_cell
+from .report import key_cell
 from .spec import Arm, Comparison, RegisteredClaim
 
 #: The tag a longer grid's comparison labels end with; the sentences name the budgets instead.
@@ -85,7 +85,7 @@ def change(pair: BudgetPair) -> str:
 def _estimate(r: ComparisonResult) -> str:
     if r.n < 2:
         return f"{r.n} of {r.planned} pairs stored"
-    return f"{estimate_cell(r)} ({r.n} pairs)"
+    return f"{key_cell(r)} ({r.n} pairs)"
 
 
 def _means(r: ComparisonResult) -> str:

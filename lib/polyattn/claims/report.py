@@ -91,11 +91,17 @@ def estimate_cell(r: ComparisonResult) -> str:
     return f"{fixed(r.mean, d, True)} {interval(r)}{unit}"
 
 
+def read_as_counts(r: ComparisonResult) -> bool:
+    """Whether a comparison is read as counts of seeds that learned, not as a mean difference: an
+    arm's seeds fall on both sides of the chance band (a bimodal outcome, whose mean and interval
+    describe no seed), whatever the result (split, did not learn, uninformative)."""
+    return bool(r.learned_counts) and (r.result == "split" or r.split)
+
+
 def key_cell(r: ComparisonResult) -> str:
-    """A comparison's key number in one cell: :func:`estimate_cell`, except for a split comparison
-    (seeds that learned and seeds that did not), which is read as counts, not as a mean:
-    "seeds that learned: 1 of 2 against 1 of 2"."""
-    if r.result == "split" and r.learned_counts:
+    """A comparison's key number in one cell: :func:`estimate_cell`, except for a comparison read as
+    counts (:func:`read_as_counts`): "seeds that learned: 1 of 2 against 1 of 2"."""
+    if read_as_counts(r):
         kc, kb, n = r.learned_counts
         return f"seeds that learned: {kc} of {n} against {kb} of {n}"
     return estimate_cell(r)
@@ -139,8 +145,8 @@ def _counts(r: ComparisonResult) -> str:
 
 def _comparison_text(r: ComparisonResult) -> str:
     res = r.result + r.qualifier
-    if r.result == "split":
-        return f"{r.comparison.label}: {_counts(r)}, split"
+    if read_as_counts(r):
+        return f"{r.comparison.label}: {_counts(r)}, {res}"
     word = "Holm p" if r.comparison.role == "primary" else "p"
     extra = f", {word} {p_relation(r.holm_p)}" if r.result.startswith(("worse", "better")) or r.qualifier else ""
     if r.result == "equivalent":
@@ -196,12 +202,13 @@ def summary(v: ClaimVerdict) -> str:
 
 
 def comparison_rows(v: ClaimVerdict) -> list[dict]:
-    """One row per comparison, with readable column names, for a chapter's table.  A split
-    comparison (some seeds learned, some did not) is read as counts (:func:`key_cell`), without the
-    intervals and p-values of a mean difference, which describe no seed of a bimodal outcome."""
+    """One row per comparison, with readable column names, for a chapter's table.  A comparison
+    read as counts (:func:`read_as_counts`: some seeds learned, some did not) gives them
+    (:func:`key_cell`) without the intervals and p-values of a mean difference, which describe no
+    seed of a bimodal outcome."""
     rows = []
     for r in v.comparisons:
-        split = r.result == "split" and bool(r.learned_counts)
+        split = read_as_counts(r)
         rows.append({"Comparison": r.comparison.label, "Role": r.comparison.role, "Expects": r.comparison.expect,
                      "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": key_cell(r),
                      "90% CI": interval(r, 90) if r.n >= 2 and not split else "",
