@@ -351,3 +351,19 @@ def test_a_split_comparisons_row_gives_counts_not_a_mean_interval():
     bimodal = ComparisonResult(**common, result="did not learn", learned_counts=(1, 3, 3), split=True)
     row = comparison_rows(SimpleNamespace(comparisons=[bimodal]))[0]
     assert row["Difference [95% CI]"] == "seeds that learned: 1 of 3 against 3 of 3" and row["Result"] == "did not learn"
+
+
+def test_an_inconclusive_comparison_whose_interval_excludes_zero_states_its_holm_p():
+    """"−6.98 [−10.91, −3.05] points, inconclusive" reads as a contradiction unless the sentence
+    says that the Holm-corrected p kept it open."""
+    from polyattn.claims.evaluate import ComparisonResult
+    from polyattn.claims.report import _comparison_text
+
+    comp = Comparison("c", "x⁵/√N − x³/√N", Arm("g", {}), Arm("g", {}), "worse")
+    common = dict(comparison=comp, n=3, planned=3, diverged=0, unit="points", higher_is_better=True,
+                  candidate_mean=70.0, baseline_mean=77.0, mean=-6.98, ci90_low=-10.0, ci90_high=-4.0, t_p=0.02,
+                  tost_p=0.9, equivalent=False, mde=12.7, holm_p=0.12, result="inconclusive")
+    away = ComparisonResult(**common, ci_low=-10.91, ci_high=-3.05)
+    across = ComparisonResult(**common, ci_low=-12.0, ci_high=1.0)
+    assert "(3 pairs, Holm p = 0.12), inconclusive" in _comparison_text(away)
+    assert "Holm p" not in _comparison_text(across)

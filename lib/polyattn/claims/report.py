@@ -148,7 +148,10 @@ def _comparison_text(r: ComparisonResult) -> str:
     if read_as_counts(r):
         return f"{r.comparison.label}: {_counts(r)}, {res}"
     word = "Holm p" if r.comparison.role == "primary" else "p"
-    extra = f", {word} {p_relation(r.holm_p)}" if r.result.startswith(("worse", "better")) or r.qualifier else ""
+    # a 95% interval that excludes 0 beside "inconclusive": the Holm correction is what kept it open
+    excludes = r.n >= 2 and (r.ci_low > 0 or r.ci_high < 0)
+    extra = (f", {word} {p_relation(r.holm_p)}" if r.result.startswith(("worse", "better")) or r.qualifier
+             or (r.result == "inconclusive" and excludes and math.isfinite(r.holm_p)) else "")
     if r.result == "equivalent":
         extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
     interim = f"{r.n} of {r.planned} planned pairs" if r.n < r.planned else f"{r.n} pairs"
