@@ -367,3 +367,22 @@ def test_an_inconclusive_comparison_whose_interval_excludes_zero_states_its_holm
     across = ComparisonResult(**common, ci_low=-12.0, ci_high=1.0)
     assert "(3 pairs, Holm p = 0.12), inconclusive" in _comparison_text(away)
     assert "Holm p" not in _comparison_text(across)
+
+
+def test_a_claims_summary_puts_its_deciding_tier_first_and_the_others_as_description(planted):
+    """The tier designed to decide leads; another tier's comparison follows as description, without
+    the detectable effect and pairs needed that would suggest more seeds there could decide."""
+    import dataclasses
+
+    from polyattn.claims.report import summary
+
+    small = dataclasses.replace(_cmp("small tier", "poly:p=3", "softmax", "equivalent"), tier="small")
+    big = dataclasses.replace(small, id="big tier", label="big tier", tier="big")
+    claim = RegisteredClaim("unit", "unit claim", "test", "04_vit", comparisons=(small, big), margin=0.001,
+                            deciding_tier="big")
+    v = evaluate(claim, root=planted, preset="smoke")
+    assert [r.outcome for r in v.comparisons] == ["open", "open"]
+    text = summary(v)
+    assert text.startswith("big tier: ") and ". As description, the other tiers: small tier: " in text
+    decided, described = text.split("As description")
+    assert "these seeds detect" in decided and "these seeds detect" not in described

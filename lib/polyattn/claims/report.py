@@ -143,7 +143,9 @@ def _counts(r: ComparisonResult) -> str:
             f"against {kb} of {n} of the baseline")
 
 
-def _comparison_text(r: ComparisonResult) -> str:
+def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
+    """One comparison in words; ``decides=False`` for a tier that describes (no detectable effect,
+    no pairs needed: more seeds there would decide nothing)."""
     res = r.result + r.qualifier
     if read_as_counts(r):
         return f"{r.comparison.label}: {_counts(r)}, {res}"
@@ -162,7 +164,8 @@ def _comparison_text(r: ComparisonResult) -> str:
         text += (f"; its cells run from {fixed(min(means), _decimals(r), True)} to {fixed(max(means), _decimals(r), True)}"
                  + (", in opposite directions beyond their intervals, so no pooled number stands for them"
                     if r.cells_disagree else ""))
-    if r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None and math.isfinite(r.mde):
+    if decides and r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None \
+            and math.isfinite(r.mde):
         text += f"; these seeds detect about ±{significant(r.mde)}"
         from .design import MAX_SEEDS, pairs_needed
 
@@ -176,11 +179,19 @@ def _comparison_text(r: ComparisonResult) -> str:
 
 def summary(v: ClaimVerdict) -> str:
     """The primary comparisons with runs (what is missing, the detectable effect of each open one at
-    the claim's Holm level), the checks, the margin and scale, and any note on when the margin,
-    the rule or the chance level was fixed (the sentence without its form)."""
+    the claim's Holm level), those of the deciding tier first and the other tiers' after them as
+    description, the checks, the margin and scale, and any note on when the margin, the rule or the
+    chance level was fixed (the sentence without its form)."""
     primary = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "primary"]
     checks = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "check"]
-    text = "; ".join(_comparison_text(r) for r in primary) if primary else "No primary comparison has two paired runs yet"
+    tier = v.claim.deciding_tier
+    deciding = [r for r in primary if tier is None or r.comparison.tier == tier]
+    others = [r for r in primary if r not in deciding]
+    text = ("; ".join(_comparison_text(r) for r in deciding) if deciding else
+            f"No primary comparison of the {tier} tier has two paired runs yet" if tier else
+            "No primary comparison has two paired runs yet")
+    if others:
+        text += ". As description, the other tiers: " + "; ".join(_comparison_text(r, decides=False) for r in others)
     if checks:
         text += ". Checks of the design: " + "; ".join(
             _comparison_text(r) + (" (failed)" if r.outcome == "contradicts" else "") for r in checks)
