@@ -10,6 +10,7 @@ GRIDS = {
     "vit_table1_quadratic": vit.table1_quadratic,
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
+    "vit_unclipped_ablated": vit.unclipped_ablated,
     "vit_intervention_unclipped": vit.intervention_unclipped,
     "vit_norm_intervention": vit.intervention,
     "vit_table2_converged": vit.table2_converged,

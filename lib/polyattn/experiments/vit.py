@@ -159,6 +159,21 @@ def unclipped(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for act in UNCLIPPED_ACTIVATIONS for s in seeds_for(preset, seeds, CONVERGED_SEEDS)]
 
 
+#: The attention-ablated control of the converged tier: every query spreads its weight uniformly, 1/N on
+#: each key, at the unclipped recipe and the converged tier's seeds. A benchmark that sees attention puts it
+#: measurably behind softmax; one that does not leaves every activation's comparison there uninformative.
+ABLATED = "uniform"
+
+
+def unclipped_ablated(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """:func:`unclipped`'s recipe with attention ablated (uniform weights over the keys)."""
+    if preset == "paper":
+        return paper_configs()
+    return [_cfg(preset, "vit_unclipped_ablated", _CONVERGED_SCALE, activation=ABLATED, patch_size=4, model="micro",
+                 seed=s, clip_grad=0.0, probe_every=0)
+            for s in seeds_for(preset, seeds, CONVERGED_SEEDS)]
+
+
 #: Table 2's question at the converged tier's scale: the DeiT-style recipe (augmentation with
 #: mixing, drop path 0.1, as in :func:`table2`) on the converged tier's model, data and schedule,
 #: softmax against x^3/sqrt(N), five seeds.

@@ -18,6 +18,14 @@ from ..constants import (
 )
 from ..spec import RegisteredClaim, vs
 
+#: The converged benchmark's positive control: attention ablated (uniform weights) must fall behind softmax by
+#: more than the margin, or the benchmark cannot tell one attention from another.
+ABLATED_CHECK = vs("vit_unclipped_ablated", {"activation": "uniform"}, SOFTMAX, "ablated_vs_softmax",
+                   "uniform attention − softmax, converged, unclipped (attention ablated)", "worse",
+                   baseline_grid=CONVERGED_UNCLIPPED_GRID, tier="converged", role="check")
+ABLATED_NOTE = ("the attention-ablated check (uniform weights, five seeds of the unclipped converged recipe) was "
+                "added on 5 December 2026, before any of its runs")
+
 # --- the paper's tables, with gradient clipping ---------------------------------------------------------
 TABLE_PARITY = RegisteredClaim(
     "table_parity",
@@ -32,6 +40,10 @@ TABLE_PARITY = RegisteredClaim(
         vs("vit_table2", CUBE_SQRT_N, SOFTMAX, "table2",
            "x³/√N − softmax, Table 2 analogue pooled over 2 models × 2 recipes (2,000 images)", "equivalent",
            tier="table2", pool_over=("model", "augment")),
+        vs("vit_unclipped_ablated", {"activation": "uniform"}, SOFTMAX, "ablated_vs_softmax",
+           "uniform attention − softmax, converged, unclipped (attention ablated)", "worse",
+           baseline_grid=CONVERGED_UNCLIPPED_GRID, tier="converged", role="check",
+           cited_from="converged_unclipped:ablated_vs_softmax"),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="d8885f6", deciding_tier="converged",
     chance_registered_after=CHANCE_LATE,
@@ -39,6 +51,7 @@ TABLE_PARITY = RegisteredClaim(
                      "converged tier's runs came after it); that the converged tier decides, the analogues' pair "
                      "spread needing about 30 seeds a cell, was written down after all three tiers were stored",
     scale="micro and mini ViTs on Fashion-MNIST, " + CLIPPED + ", book preset",
+    notes=(ABLATED_NOTE,),
 )
 
 FAMILY = RegisteredClaim(
@@ -87,9 +100,14 @@ CONVERGED_SCALE_NEEDED = RegisteredClaim(
            "equivalent", tier="converged", role="description"),
         vs("vit_converged", LINEAR_SQRT_N, SOFTMAX, "linear_vs_softmax_converged", "x/√N − softmax, converged",
            "equivalent", tier="converged", role="description"),
+        vs("vit_unclipped_ablated", {"activation": "uniform"}, SOFTMAX, "ablated_vs_softmax",
+           "uniform attention − softmax, converged, unclipped (attention ablated)", "worse",
+           baseline_grid=CONVERGED_UNCLIPPED_GRID, tier="converged", role="check",
+           cited_from="converged_unclipped:ablated_vs_softmax"),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, " + CLIPPED + ", book preset",
+    notes=(ABLATED_NOTE,),
 )
 
 CONVERGED_UNCLIPPED = RegisteredClaim(
@@ -102,9 +120,11 @@ CONVERGED_UNCLIPPED = RegisteredClaim(
         vs(CONVERGED_UNCLIPPED_GRID, CUBE_SQRT_N, SOFTMAX, "cube_sqrt_n", "x³/√N − softmax, converged, unclipped",
            "equivalent"),
         vs(CONVERGED_UNCLIPPED_GRID, CUBE, CUBE_SQRT_N, "cube_vs_scaled", "x³ − x³/√N, converged, unclipped", "worse"),
+        ABLATED_CHECK,
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
+    notes=(ABLATED_NOTE,),
 )
 
 # --- gradient clipping: Table 1's recipe with clip_grad = 0 (the paper does not clip) -------------------
