@@ -106,7 +106,8 @@ STORED_ONLY = "POLYATTN_STORED_ONLY"
 
 
 def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[int] = None,
-        data=None, resume: bool = True, return_model: bool = False, epochs_limit: Optional[int] = None) -> dict:
+        data=None, resume: bool = True, return_model: bool = False, epochs_limit: Optional[int] = None,
+        steps_limit: Optional[int] = None) -> dict:
     """Train and evaluate ``config``'s task; return the result record (see :mod:`polyattn.results`).
 
     ``data``: the task's loaded data, to share one load between runs (tests, chapters).
@@ -116,6 +117,10 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     need weights); such a record is not JSON-serialisable, do not store it.
     ``epochs_limit=k`` trains only the first k epochs of the full schedule and returns a partial
     record (``"partial": k``) that reproduces the first k evaluations of the full run.
+    ``steps_limit=k`` trains only the first k optimiser steps of the full schedule, evaluates once,
+    and returns a partial record (``"partial_steps": k``) with each step's training loss under
+    ``"step_losses"``: the short reproduction of :mod:`polyattn.reproduce`, too short for the order
+    of float summation to have grown into the numbers.
     """
     from tqdm.auto import tqdm
 
@@ -158,7 +163,10 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
     metrics, probe_rows, start_epoch, wall_before = [], [], 0, 0.0
     status, diverged_step = "ok", None
     ckpt = checkpoint_path(config)
-    if resume and ckpt.exists():
+    if steps_limit is not None and steps_limit < 1:
+        raise ValueError(f"steps_limit must be at least 1, got {steps_limit}")
+    step_losses = []
+    if resume and ckpt.exists() and steps_limit is None:
         saved = torch.load(ckpt, map_location="cpu", weights_only=True)
         model.load_state_dict(saved["model"])
         start_epoch = saved["epoch"]
@@ -206,12 +214,16 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
                 sums[k] = sums.get(k, 0.0) + v
             seen += batch.size
             step += 1
+            step_losses.append(first["loss"])
             bar.update(1)
             if b % 10 == 0:
                 bar.set_postfix(loss=f"{first['loss']:.3f}", epoch=epoch + 1)
+            if steps_limit is not None and step >= steps_limit:
+                break
         if status == "diverged":
             break
-        if (epoch + 1) % config.eval_every and epoch + 1 < config.epochs:
+        stopped = steps_limit is not None and step >= steps_limit
+        if (epoch + 1) % config.eval_every and epoch + 1 < config.epochs and not stopped:
             continue
         if world > 1:
             import torch.distributed as dist
@@ -226,7 +238,7 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
         metrics.append({"epoch": epoch + 1, "step": step, **{k: v / seen for k, v in sums.items()},
                         **evaluation, "lr": opt.param_groups[0]["lr"],
                         "wall_s": wall_before + time.perf_counter() - t0})
-        if status == "diverged":
+        if status == "diverged" or stopped:
             break
         if rank == 0 and epoch + 1 < last_epoch:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
@@ -239,7 +251,7 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
             bar.close()
             raise Interrupted(f"stopped after epoch {epoch + 1}")
     bar.close()
-    if rank == 0 and last_epoch == config.epochs:
+    if rank == 0 and last_epoch == config.epochs and steps_limit is None:
         ckpt.unlink(missing_ok=True)
     prov["wall_s"] = wall_before + time.perf_counter() - t0
     # which attention implementation ran (the compiled and PyTorch forms differ in float rounding)
@@ -258,6 +270,9 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
         record["learned_head_scales"] = scales
     if epochs_limit is not None and last_epoch < config.epochs:
         record["partial"] = last_epoch
+    if steps_limit is not None and steps_limit < total_steps:
+        record["partial_steps"] = step
+        record["step_losses"] = step_losses
     if return_model:
         record["model"] = model
     return record

@@ -49,6 +49,20 @@ def test_resumed_run_matches_uninterrupted(small_data, augment):
     assert [[m[k] for k in keys] for m in resumed["metrics"]] == [[m[k] for k in keys] for m in full["metrics"]]
 
 
+def test_a_step_limit_trains_the_first_steps_of_the_full_schedule(small_data):
+    """``steps_limit`` stops inside the first epoch and keeps each step's loss: the first steps of a
+    longer limit, on the full run's learning-rate schedule, and never a checkpoint."""
+    cfg = _cfg(seed=5)
+    three = run(cfg, progress=False, data=small_data, steps_limit=3, resume=False)
+    five = run(cfg, progress=False, data=small_data, steps_limit=5, resume=False)
+    assert three["partial_steps"] == 3 and len(three["step_losses"]) == 3
+    assert five["step_losses"][:3] == three["step_losses"]
+    assert three["metrics"][-1]["step"] == 3 and "test_loss" in three["metrics"][-1]
+    assert not checkpoint_path(cfg).exists()
+    with pytest.raises(ValueError, match="steps_limit must be at least 1"):
+        run(cfg, progress=False, data=small_data, steps_limit=0)
+
+
 def test_divergence_is_recorded_not_raised(small_data):
     rec = run(_cfg(activation="poly:p=3,c=1", lr=1e4, clip_grad=0.0, warmup_epochs=0.0, epochs=3),
               progress=False, data=small_data)
