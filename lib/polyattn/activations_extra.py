@@ -13,6 +13,7 @@ has an exact closed-form per-row Jacobian norm.
     sa_softmax           s * softmax(s)                            (SA-Softmax)
     sa_softmax_norm      (s - m) / (M - m) * softmax(s),  m = min(min s, 0), M = max(max s, 0)
     poly_cap:p=P         row v = s^P / sqrt(N), rescaled to v / max(1, ||v||_2)
+    poly_unit:p=P        row v = s^P, rescaled to v / ||v||_2: every row at norm exactly 1
     invsqrt              (s^2 + e)^-1 / sum_j (s_j^2 + e)^-1, e = 1 (or invsqrt:e=E)
     polyak_sum           s / sum_j |s_j|
     poly_odd:p=P         s |s|^(P-1) / sqrt(N)  (or c * s |s|^(P-1) with c=C): the odd extension of s^P
@@ -279,6 +280,32 @@ def _poly_cap(decl: Spec):
     return made(decl, _rows=rows, _jacobian_parts=parts)
 
 
+def _poly_unit(decl: Spec):
+    """s^p with every row rescaled to L2 norm exactly 1: v / ||v||_2 (any factor of the row,
+    1/sqrt(N) included, cancels).  The norm bound of softmax's rows held with equality, not as
+    the cap of ``poly_cap`` (which leaves rows inside the unit ball alone); sign and density of
+    s^p are kept.  A row whose visible scores are all zero keeps zero weights."""
+    p = decl.params["p"]
+
+    def terms(s, mask):
+        x = _visible(s, mask)
+        v = torch.where(mask, x.pow(p), _zero(s))
+        dv = torch.where(mask, p * x.pow(p - 1) if p > 1 else torch.ones_like(x), _zero(s))
+        r = v.norm(dim=-1, keepdim=True).clamp_min(_TINY)
+        return v, dv, r
+
+    def rows(s, mask, n):
+        v, _, r = terms(s, mask)
+        return v / r
+
+    def parts(s, mask, n):
+        v, dv, r = terms(s, mask)
+        # w = v / ||v||: J = diag(v'/r) - (v/r)(v v'/r^2)^T
+        return dv / r, v / r, v * dv / (r * r)
+
+    return made(decl, _rows=rows, _jacobian_parts=parts)
+
+
 def _invsqrt(decl: Spec):
     """The survey article's "InvSqrt", x_i^-2 / sum_j x_j^-2, made well defined:
     (x_i^2 + e)^-1 / sum_j (x_j^2 + e)^-1 with e > 0 (default 1).  Not a published
@@ -354,6 +381,7 @@ BUILDERS = {
     "sa_softmax": _sa_softmax,
     "sa_softmax_norm": _sa_softmax_norm,
     "poly_cap": _poly_cap,
+    "poly_unit": _poly_unit,
     "uniform": _uniform,
     "invsqrt": _invsqrt,
     "polyak_sum": _polyak_sum,

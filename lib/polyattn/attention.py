@@ -93,7 +93,7 @@ class Attend(nn.Module):
 class MultiHeadAttention(nn.Module):
     def __init__(self, dim: int, heads: int, activation: str = "softmax", qkv_bias: bool = True,
                  attn_drop: float = 0.0, proj_drop: float = 0.0, n_mode: str = "row", path: str = "auto",
-                 qk_norm: bool = False):
+                 qk_norm: bool = False, rope: bool = False):
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
@@ -113,6 +113,9 @@ class MultiHeadAttention(nn.Module):
         self.proj = nn.Linear(dim, dim)
         self.proj_drop = nn.Dropout(proj_drop)
         self.n_mode, self.path = n_mode, path
+        # Rotary positions on the queries and keys of self-attention (polyattn.rotary): the scores
+        # then carry relative positions, and the activation, mask and N are untouched.
+        self.rope = rope
         if path == "sdpa" and self.attend.activation.spec != "softmax":
             raise ValueError(f"path='sdpa' computes softmax only; activation is {self.attend.activation.spec!r}")
 
@@ -131,6 +134,13 @@ class MultiHeadAttention(nn.Module):
             q, k, v = self._cross_qkv(x, context)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
+        if self.rope:
+            if context is not None:
+                raise ValueError("rotary positions are implemented for self-attention only; "
+                                 "build the module with rope=False for cross-attention")
+            from .rotary import apply_rope
+
+            q, k = apply_rope(q), apply_rope(k)
         out = attention(q, k, v, self.attend, key_padding_mask=key_padding_mask, causal=causal,
                         n_mode=self.n_mode, path=self.path,
                         dropout=self.attn_drop.p if self.training else 0.0, drop=self.attn_drop)

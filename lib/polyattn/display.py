@@ -22,6 +22,7 @@ _NAMES = {
     "poly:p=1,c=1/14": ("x/14", "x/14"),
     "poly_learned:p=2": ("g·x²/√N (learned g)", "g_h\\,x^2/\\sqrt{N}"),
     "poly_cap:p=3": ("x³/√N, rows capped at norm 1", "x^3/\\sqrt{N}\\text{, capped}"),
+    "poly_unit:p=3": ("x³, rows at norm 1", "x^3/\\|x^3\\|"),
     "relu_n": ("ReLU/N", "\\mathrm{ReLU}/N"),
     "relu2_n": ("ReLU²/N", "\\mathrm{ReLU}^2/N"),
     "relu2_norm": ("Poly2 (ReLU² / row sum)", "\\mathrm{ReLU}^2/\\textstyle\\sum"),

@@ -255,6 +255,12 @@ def _poly_cap(params):
                 f"v = s^{p} / sqrt(N), each row rescaled to v / max(1, ||v||_2)")
 
 
+def _poly_unit(params):
+    p = _power(params, "poly_unit")
+    return Spec(f"poly_unit:p={p}", "poly_unit", {"p": p}, p % 2 == 0, False, False,
+                f"v = s^{p}, each row rescaled to v / ||v||_2 (norm exactly 1)")
+
+
 def _invsqrt(params):
     e = params.get("e")
     ev = 1.0 if e is None else float(Fraction(e))
@@ -295,6 +301,7 @@ register("sa_softmax_norm", set(), ("sa_softmax_norm",),
          _fixed("sa_softmax_norm", True, False, False,
                 "(s - m)/(M - m) * softmax(s), m = min(s_min, 0), M = max(s_max, 0)"))
 register("poly_cap", {"p"}, ("poly_cap:p=P        (P a positive integer)",), _poly_cap)
+register("poly_unit", {"p"}, ("poly_unit:p=P       (P a positive integer; rows of s^P at norm 1)",), _poly_unit)
 register("uniform", set(), ("uniform             (attention ablated: 1/N on every visible key)",),
          _fixed("uniform", True, True, True, "1 / N (attention ablated)"))
 register("invsqrt", {"e"}, ("invsqrt or invsqrt:e=E  (E > 0)",), _invsqrt)
@@ -324,6 +331,7 @@ BOOK_SPECS = (
 EXTRA_SPECS = (
     "softmax:k=2",
     "poly_cap:p=3",
+    "poly_unit:p=3",
     "power_softmax:p=2",
     "power_softmax:p=3",
     "taylor_softmax",

@@ -18,6 +18,8 @@ def _direct(spec, s, n):
     if spec == "poly_cap:p=3":
         v = s ** 3 / math.sqrt(n)
         return v / torch.clamp(v.norm(dim=-1, keepdim=True), min=1)
+    if spec == "poly_unit:p=3":
+        return s ** 3 / (s ** 3).norm(dim=-1, keepdim=True)
     if spec.startswith("power_softmax:p="):
         p = int(spec.split("=")[1])
         return s.abs() ** p / (s.abs() ** p).sum(-1, keepdim=True)
@@ -131,6 +133,32 @@ def test_poly_cap_bounds_every_row_and_leaves_small_rows_alone():
     assert (w.norm(dim=-1) > 0.999).float().mean() > 0.5                 # the cap is active
 
 
+def test_poly_unit_puts_every_row_at_norm_one_and_masked_keys_at_zero():
+    unit, cap = A.get("poly_unit:p=3"), A.get("poly_cap:p=3")
+    s = torch.randn(2, 3, 16, 16) * 3
+    s[0, 0] *= 0.05                       # rows that the cap would leave inside the unit ball
+    w = unit(s)
+    torch.testing.assert_close(w.norm(dim=-1), torch.ones(2, 3, 16))
+    assert cap(s)[0, 0].norm(dim=-1).max() < 0.5
+    big = cap(s).norm(dim=-1) > 1 - 1e-6  # where the cap binds, the two agree
+    torch.testing.assert_close(w[big], cap(s)[big])
+    assert (w < 0).any()                  # the sign of s^3 is kept
+    # causal mask with -inf at masked keys: exactly zero there, finite rows of norm 1, finite gradients
+    mask = torch.ones(16, 16, dtype=torch.bool).tril()
+    s2 = s.masked_fill(~mask, float("-inf")).requires_grad_(True)
+    w2 = unit(s2, mask)
+    assert (w2[..., ~mask] == 0).all() and torch.isfinite(w2).all()
+    torch.testing.assert_close(w2.norm(dim=-1), torch.ones(2, 3, 16))
+    w2.pow(2).mul(torch.randn_like(w2)).sum().backward()
+    assert torch.isfinite(s2.grad).all() and (s2.grad[..., ~mask] == 0).all()
+    # a row of zero scores keeps zero weights (no division by zero), with a finite gradient
+    z = torch.zeros(1, 4, requires_grad=True)
+    out = unit(z)
+    assert torch.equal(out, torch.zeros(1, 4))
+    out.sum().backward()
+    assert torch.isfinite(z.grad).all()
+
+
 def test_softmax_k_scales_weights_norm_and_jacobian():
     s = torch.randn(3, 8, 8)
     base, k3 = A.get("softmax"), A.get("softmax:k=3")
@@ -180,7 +208,7 @@ def test_which_extra_activations_are_signed():
     # their declared properties are checked with the book's in test_activations.py
     s = torch.randn(64, 16) * 3
     signed = [sp for sp in EXTRA_SPECS if not A.get(sp).nonnegative]
-    assert set(signed) == {"poly_cap:p=3", "sa_softmax", "polyak_sum", "poly_odd:p=2", "poly_odd:p=4"}
+    assert set(signed) == {"poly_cap:p=3", "poly_unit:p=3", "sa_softmax", "polyak_sum", "poly_odd:p=2", "poly_odd:p=4"}
     assert (A.get("polyak_sum")(s).abs().sum(-1) - 1).abs().max() < 1e-5
 
 

@@ -101,8 +101,8 @@ def test_nope_model_sees_order_only_through_the_mask_and_bad_positions_raise():
     # repeated tokens: softmax averages identical values, so without positions every row is the same
     assert torch.allclose(flat, flat[:1].expand_as(flat), atol=1e-5)
     assert not torch.allclose(moved, moved[:1].expand_as(moved), atol=1e-3)
-    with pytest.raises(ValueError, match="unknown position encoding 'rope'"):
-        CharLM(10, "softmax", "micro", positions="rope")
+    with pytest.raises(ValueError, match="unknown position encoding 'alibi'"):
+        CharLM(10, "softmax", "micro", positions="alibi")
 
 
 def test_charlm_options_are_checked_and_the_nope_grid_keeps_the_base_hashes():

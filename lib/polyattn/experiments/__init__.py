@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, critiques, detection, lra, mqar, physics, short_retrain, vit
+from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, physics, short_retrain, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -25,6 +25,10 @@ GRIDS = {
     "causal_charlm": causal.charlm,
     "causal_charlm_nope": causal.charlm_nope,
     "causal_length_sweep": causal.length_sweep,
+    "causal_length_probe": causal_rope.length_probe,
+    **{f"causal_length_probe_{s}": causal_rope.length_probe_at(s) for s in causal_rope.PROBE_STEPS["book"]},
+    "causal_length_rope": causal_rope.length_rope,
+    "causal_dose_response": causal_rope.dose_response,
     "causal_mqar": mqar.causal_mqar,
     "causal_mqar_long": mqar.causal_mqar_long,
     "causal_mqar_recall": mqar.causal_mqar_recall,
@@ -42,5 +46,5 @@ GRIDS = {
     "detection_ablated": detection.detection_ablated,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "critiques", "detection", "lra", "mqar", "physics", "short_retrain",
+__all__ = ["GRIDS", "architectures", "causal", "causal_rope", "critiques", "detection", "lra", "mqar", "physics", "short_retrain",
            "vit"]

@@ -19,11 +19,11 @@ class Block(nn.Module):
     """x + attn(LN(x)), then x + MLP(LN(x)), with drop-path on both branches."""
 
     def __init__(self, dim, heads, activation, mlp_ratio=4.0, drop_path=0.0, n_mode="row", path="auto",
-                 dropout: float = 0.0, qk_norm: bool = False):
+                 dropout: float = 0.0, qk_norm: bool = False, rope: bool = False):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim)
         self.attn = MultiHeadAttention(dim, heads, activation, n_mode=n_mode, path=path, proj_drop=dropout,
-                                       qk_norm=qk_norm)
+                                       qk_norm=qk_norm, rope=rope)
         self.drop_path = StochasticDepth(drop_path, mode="row") if drop_path > 0 else nn.Identity()
         self.norm2 = nn.LayerNorm(dim)
         hidden = int(dim * mlp_ratio)
@@ -43,9 +43,10 @@ class Encoder(nn.ModuleList):
     rise linearly from 0 to ``drop_path`` over the depth."""
 
     def __init__(self, dim, depth, heads, activation, mlp_ratio=4.0, drop_path=0.0, n_mode="row", path="auto",
-                 dropout: float = 0.0, qk_norm: bool = False):
+                 dropout: float = 0.0, qk_norm: bool = False, rope: bool = False):
         rates = torch.linspace(0, drop_path, depth).tolist()
-        super().__init__(Block(dim, heads, activation, mlp_ratio, r, n_mode, path, dropout, qk_norm) for r in rates)
+        super().__init__(Block(dim, heads, activation, mlp_ratio, r, n_mode, path, dropout, qk_norm, rope)
+                         for r in rates)
 
     def forward(self, x, key_padding_mask: Optional[torch.Tensor] = None, causal: bool = False):
         for blk in self:

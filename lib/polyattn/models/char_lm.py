@@ -4,7 +4,8 @@ Token embeddings have unit scale and positions are sinusoidal (defined at any le
 4x its training context, where the two readings of N in x^p/sqrt(N) (the row's own length,
 or the fixed context) differ most.  ``positions="none"`` drops them (NoPE: the causal mask
 alone tells a query how far into the sequence it is), the setting in which a causal model's
-loss can stay flat beyond its training length.  The model computes its own loss (as nanoGPT's does)
+loss can stay flat beyond its training length; ``positions="rope"`` rotates every layer's queries and
+keys instead (:mod:`polyattn.rotary`), so the scores see relative positions.  The model computes its own loss (as nanoGPT's does)
 when given targets, and declares its weight-decay groups.
 
 ``tie_embeddings=True`` shares the output head's weight with the token embedding (as the
@@ -22,8 +23,9 @@ from torch import nn
 
 from .blocks import Encoder, decay_groups, init_weights
 
-#: Position encodings: absolute sinusoidal, or none (NoPE).
-POSITIONS = ("sinusoidal", "none")
+#: Position encodings: absolute sinusoidal, none (NoPE), or rotary (RoPE on every layer's queries
+#: and keys, :mod:`polyattn.rotary`: relative positions, the same for every activation).
+POSITIONS = ("sinusoidal", "none", "rope")
 
 LM_SIZES = {
     "micro": dict(dim=64, depth=2, heads=4),
@@ -55,7 +57,7 @@ class CharLM(nn.Module):
         s = LM_SIZES[size]
         self.dim, self.context = s["dim"], context
         self.embed = nn.Embedding(vocab_size, s["dim"])
-        self.blocks = Encoder(s["dim"], s["depth"], s["heads"], activation, n_mode=n_mode)
+        self.blocks = Encoder(s["dim"], s["depth"], s["heads"], activation, n_mode=n_mode, rope=positions == "rope")
         self.norm = nn.LayerNorm(s["dim"])
         self.head = nn.Linear(s["dim"], vocab_size, bias=False)
         self.apply(init_weights)

@@ -10,10 +10,13 @@ with the causal mask.  Options (``config.options``):
     eval_windows     windows per evaluation and length (default 64)
     eval_multiples   lengths evaluated, as multiples of the context (default (1, 2, 4))
     sample_chars     characters generated from the fixed prompt at the end (default 200)
-    positions        ``sinusoidal`` (default) or ``none`` (NoPE), see :class:`CharLM`
+    positions        ``sinusoidal`` (default), ``none`` (NoPE) or ``rope`` (rotary), see :class:`CharLM`
 
 At the end of training the record also holds (under ``final``) generated samples from a
-fixed prompt with fixed sampling settings, the attention-sink measurements of
+fixed prompt with fixed sampling settings, the test loss binned by position in the window
+(``position_bpc``: bits per character of the predictions made at positions i in [lo, hi), bins
+by powers of two, on the windows of ``test_bpc``; the query at position i sees N = i + 1 keys),
+the attention-sink measurements of
 :mod:`polyattn.sinks` on test windows of 64 characters, and the first layer's weights on
 the first of those windows (every head, its leading ``MAP_TOKENS`` queries and keys, four
 significant digits), so that a figure can show them without retraining.
@@ -35,6 +38,19 @@ OPTIONS = ("context", "windows", "eval_windows", "eval_multiples", "sample_chars
 CORPORA = ("bible_kjv", "synthetic")
 #: Test windows (of :data:`polyattn.sinks.SINK_WINDOW` characters) the sinks are measured on.
 SINK_WINDOWS = 16
+
+
+def position_edges(n: int) -> list[int]:
+    """Bin edges over positions 0..n-1 by powers of two: [0, 1, 2, 4, ..., n] (the last bin ends at n)."""
+    if n < 1:
+        raise ValueError(f"a window has at least one position, got {n}")
+    edges, e = [0], 1
+    while e < n:
+        edges.append(e)
+        e *= 2
+    return edges + [n]
+
+
 #: Queries and keys of the stored first-layer map (a 32 x 32 block per head keeps a record small).
 MAP_TOKENS = 32
 
@@ -68,8 +84,10 @@ class CharLanguageModel:
         unknown = sorted(set(config.options) - set(OPTIONS))
         if unknown:
             raise ValueError(f"unknown charlm option(s) {unknown}; the task reads {sorted(OPTIONS)}")
-        if _opt(config, "positions") not in ("sinusoidal", "none"):
-            raise ValueError(f"charlm option 'positions' must be 'sinusoidal' or 'none', got {_opt(config, 'positions')!r}")
+        from ..models.char_lm import POSITIONS
+
+        if _opt(config, "positions") not in POSITIONS:
+            raise ValueError(f"charlm option 'positions' must be one of {POSITIONS}, got {_opt(config, 'positions')!r}")
         if config.dataset == "bible_kjv":
             from ..data.bible import books
 
@@ -115,6 +133,24 @@ class CharLanguageModel:
             count += y[i:i + 16].numel()
         return total / count / math.log(2)
 
+    @torch.no_grad()
+    def position_bpc(self, model, stream, context, max_windows, device) -> dict:
+        """The test loss by position in the window (bins of :func:`position_edges`), on the windows of
+        ``test_bpc``: ``{"edges", "bpc", "chars"}`` (``chars``: predictions per bin)."""
+        from ..data.charlm import eval_windows
+
+        x, y = eval_windows(stream, context, 1, max_windows)
+        total = torch.zeros(x.shape[1], dtype=torch.float64)
+        for i in range(0, len(x), 16):
+            logits = model(x[i:i + 16].to(device)).float()
+            ce = F.cross_entropy(logits.transpose(1, 2), y[i:i + 16].to(device), reduction="none")   # [b, n]
+            total += ce.sum(0).double().cpu()
+        edges = position_edges(x.shape[1])
+        bins = list(zip(edges[:-1], edges[1:]))
+        return {"edges": edges,
+                "bpc": [float(total[lo:hi].sum() / ((hi - lo) * len(x)) / math.log(2)) for lo, hi in bins],
+                "chars": [(hi - lo) * len(x) for lo, hi in bins]}
+
     def evaluate(self, model, config, data, device):
         model.eval()
         ctx, windows = _opt(config, "context"), _opt(config, "eval_windows")
@@ -133,6 +169,8 @@ class CharLanguageModel:
         from ..sinks import SINK_WINDOW, sink_report
 
         model.eval()
+        by_position = self.position_bpc(model, data.stream("test"), _opt(config, "context"),
+                                        _opt(config, "eval_windows"), device)
         prompt = data.vocab.encode(DEFAULTS["prompt"])[None].to(device)
         g = torch.Generator().manual_seed(1234)
         out = model.generate(prompt, _opt(config, "sample_chars"), temperature=DEFAULTS["temperature"],
@@ -143,7 +181,7 @@ class CharLanguageModel:
         report = sink_report(list(maps), causal=True)
         first = maps[0, 0, :, :MAP_TOKENS, :MAP_TOKENS]                  # [H, t, t]: layer 1, window 1
         model.train()
-        return {"prompt": DEFAULTS["prompt"], "sample": sample,
+        return {"prompt": DEFAULTS["prompt"], "sample": sample, "position_bpc": by_position,
                 "sampling": {"temperature": DEFAULTS["temperature"], "top_k": DEFAULTS["top_k"], "seed": 1234},
                 "sinks": {k: (v.tolist() if torch.is_tensor(v) else v) for k, v in report.items()},
                 "attention_map": {"layer": 0, "window": 0, "text": data.vocab.decode(x[0, :MAP_TOKENS].tolist()),
