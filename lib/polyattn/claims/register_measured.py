@@ -291,8 +291,8 @@ N_WINDOWS_CHANNELS = MeasuredClaim(
 
 TRAINING_SPEED = MeasuredClaim(
     "training_speed",
-    "The cubes' deficit to softmax shrinks as the training budget grows: they trail softmax at small budgets "
-    "and catch up with more training",
+    "The cubes' deficit to softmax shrinks as the training budget grows (they trail softmax at small budgets "
+    "and catch up with more training)",
     "the book's records (chapters 04, 05, 06)",
     "09_critiques",
     measure="measures.training_speed:training_speed",
