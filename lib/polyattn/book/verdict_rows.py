@@ -23,7 +23,7 @@ VERDICT_ROWS = (
     "lra_fixed_scale", "n_under_padding", "physics_poly", "seed_sensitivity", "norms_predict", "norm_intervention",
     "cost", "causal_scaling", "attention_sinks", "seed_article_table", "norm_paradox", "scale_sensitivity",
     "powers_gradients", "powers_trained", "qk_alternatives", "weight_decay_all", "softmax_saturation", "outliers",
-    "attention_maps", "table2_architectures", "n_windows_channels", "detection_segmentation",
+    "attention_maps", "training_speed", "table2_architectures", "n_windows_channels", "detection_segmentation",
 )
 
 

@@ -289,6 +289,37 @@ N_WINDOWS_CHANNELS = MeasuredClaim(
           "book preset; $N$ also read for the paper preset's Swin-T and XCiT-S12 at 224 px",
 )
 
+TRAINING_SPEED = MeasuredClaim(
+    "training_speed",
+    "The cubes' deficit to softmax shrinks as the training budget grows (they trail softmax at small budgets "
+    "and catch up with more training)",
+    "the book's records (chapters 04, 05, 06)",
+    "09_critiques",
+    measure="measures.training_speed:training_speed",
+    rule="Per task whose records hold softmax and $x^3/\\sqrt{N}$ at more than one budget (the Fashion-MNIST ViT, "
+         "ListOps, Retrieval, convection), the gap $x^3/\\sqrt{N}$ − softmax, paired by seed in the metric's display "
+         "unit, at the largest budget against the smallest, oriented so that a positive change is in the cube's "
+         "favour. When every seed of both arms learned at both budgets, the difference of the two estimates with a "
+         "Welch interval from the two sets of paired differences; when some seed fell at or below the task's "
+         "learning floor (the chance level and band of the register's claim on those runs), the cube's seeds that "
+         "learned at the two budgets, Fisher's exact test, provided softmax learned in every seed. A task's deficit "
+         "shrinks when its p-value, Holm-corrected over the tasks, is below 0.05 and the change favours the cube; it "
+         "grows when below and the other way; it is unchanged when the change's 90% interval lies inside the task's "
+         "margin (its register claim's); otherwise undecided. Holds when every task shrinks; mixed when some shrink "
+         "and some are shown not to; fails when none shrinks and some are shown not to; inconclusive at this power "
+         "when none is shown not to and some are undecided; inconclusive at this scale with no paired estimate at "
+         "two budgets. The other series (the unclipped ViT, $x^3/14$ on LRA, the unscaled $x^3$ − $x^3/\\sqrt{N}$) "
+         "are drawn and stated, not decisive.",
+    registered_after="registered on 5 December 2026, after every run it reads was stored and after the gaps it "
+                     "compares had been read in chapters 04 to 06: the rule was written knowing them",
+    scale="micro and mini ViTs on Fashion-MNIST from 2,000 images and 5 epochs (patch 7, two models × two recipes "
+          "pooled) to all 60,000 images and 20 epochs (micro, patch 4), gradients clipped; shortened LRA ListOps at "
+          "1 and 5 times the book's steps, Retrieval at 1 and 2 times, 3 seeds; PINNsFormer small on convection "
+          "($\\beta = 30$) at 160 and 500 L-BFGS steps, 5 and 3 seeds; book preset. The tiers of the ViT differ in "
+          "more than the budget (patch, model, batch); the character language models are left out, trained at one "
+          "budget only",
+)
+
 #: Every measured claim, by id, in the order of the verdict table.
 MEASURED = {
     c.id: c
@@ -309,5 +340,6 @@ MEASURED = {
         OUTLIERS,
         ATTENTION_MAPS,
         N_WINDOWS_CHANNELS,
+        TRAINING_SPEED,
     )
 }

@@ -8,6 +8,7 @@ Modules by topic: ``proofs_*`` (chapter 02: ``proofs_softmax``, ``proofs_product
 ``proofs_matrix_powers``, ``proofs_query_gradient``, and ``proofs_measurements``, the measurements
 they read), ``norms`` (03), ``scale`` (04), ``physics`` (06), ``critique_*`` (09:
 ``critique_paradox``, ``critique_scale``, ``critique_gradients``, ``critique_outliers``,
-``critique_maps``, and ``critique_common`` and ``critique_survey``, what they share and read),
+``critique_maps``, and ``critique_common`` and ``critique_survey``, what they share and read;
+``training_speed``, the gap to softmax against the training budget across tasks),
 ``architectures`` (10), ``costs`` (08).
 """
