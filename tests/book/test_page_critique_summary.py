@@ -5,6 +5,7 @@ from types import SimpleNamespace
 from support.pages import table_rows
 from support.records import make_record
 
+import polyattn.book  # noqa: F401  (its tables are built from the real register, before a test plants one)
 from polyattn.pages import critique_summary as page
 
 
@@ -19,13 +20,15 @@ def test_each_measured_claim_has_a_short_key_number_from_its_finding():
          "attention_activations_ci_high": 0.35, "jacobian_rho": -0.26, "jacobian_activations_ci_low": -0.56,
          "jacobian_activations_ci_high": 0.1, "gradient_p1_initial": 0.0446, "gradient_p7_initial": 2.56e-9,
          "saturated_share_max": 0.0, "factor": 100.0, "shares": "softmax 0.17, x³/√N 0.98",
-         "negative_shares": "softmax 0.00 / 0.00", "k_1_to_2_by_length": "-0.7 points at N = 17 (95% CI -4.7 to +3.3)"}
+         "negative_shares": "softmax 0.00 / 0.00", "k_1_to_2_by_length": "-0.7 points at N = 17 (95% CI -4.7 to +3.3)",
+         "tasks": 4, "tasks shrinking": 1, "tasks undecided": 3}
     keys = {cid: f(n) for cid, f in page.KEY_NUMBERS.items()}
     assert set(keys) == set(page.MEASURED_CLAIMS) == set(page.MEASURED_SECTIONS)
     assert keys["norm_paradox"] == ("Spearman ρ of accuracy over 13 activations: with the attention norm −0.06 (−0.47 to "
                                     "+0.35), with the Jacobian −0.26 (−0.56 to +0.10)").replace("−", "-")
     assert keys["powers_gradients"].endswith("0.045 at p = 1, 2.6e-09 at p = 7")
     assert keys["outliers"] == "the token's share of the last layer's attention at ×100: softmax 0.17, x³/√N 0.98"
+    assert keys["training_speed"] == "tasks whose gap shrinks detectably: 1 of 4 (undecided: 3)"
 
 
 def test_the_closing_table_links_each_claim_to_its_section_with_its_verdict_and_key_number(monkeypatch):

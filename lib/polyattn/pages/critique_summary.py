@@ -11,7 +11,7 @@ from .critiques import UNSCALED, compact
 
 #: The six claims this page measures (their forms fill the checklist's "this page" verdicts).
 MEASURED_CLAIMS = ("norm_paradox", "scale_sensitivity", "powers_gradients", "softmax_saturation", "outliers",
-                   "attention_maps")
+                   "attention_maps", "training_speed")
 
 
 # --- not settled at this scale --------------------------------------------------------------------
@@ -83,11 +83,13 @@ def checklist_values() -> dict:
 #: claims sit under ``claim-<id>`` (:func:`polyattn.claims.report.section_label`).
 MEASURED_SECTIONS = {"norm_paradox": "critiques-norm-paradox", "scale_sensitivity": "critiques-scale",
                      "powers_gradients": "critiques-gradients", "softmax_saturation": "critiques-gradients",
-                     "outliers": "critiques-extreme-entries", "attention_maps": "critiques-attention-maps"}
+                     "outliers": "critiques-extreme-entries", "attention_maps": "critiques-attention-maps",
+                     "training_speed": "critiques-training-speed"}
 
 
 #: Short names of the claims the reviewers' checklist does not name (the others: its ``SHORT``).
-SHORT_NAMES = {"alternatives_vs_unscaled": "an alternative helps the unscaled x³"}
+SHORT_NAMES = {"alternatives_vs_unscaled": "an alternative helps the unscaled x³",
+               "training_speed": "the cubes' gap to softmax shrinks with the budget"}
 
 
 def _rho(n: Mapping, norm: str) -> str:
@@ -106,6 +108,8 @@ KEY_NUMBERS = {
     "softmax_saturation": lambda n: f"rows saturated in the micro ViT: at most {n['saturated_share_max']:.1%}",
     "outliers": lambda n: f"the token's share of the last layer's attention at ×{n['factor']:g}: {n['shares']}",
     "attention_maps": lambda n: f"negative share, first / last layer: {n['negative_shares']}",
+    "training_speed": lambda n: (f"tasks whose gap shrinks detectably: {n['tasks shrinking']} of {n['tasks']} "
+                                 f"(undecided: {n['tasks undecided']})"),
 }
 
 
