@@ -7,6 +7,7 @@ blocked or linear-time kernels of :mod:`polyattn.kernels` for elementwise activa
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Optional
 
 import torch
@@ -176,9 +177,12 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     b, _, n_q, d = q.shape
     n_k = k.shape[2]
     fast_ok = not attend.probed and dropout == 0.0
-    if fast_ok and path in ("auto", "sdpa") and act.spec == "softmax":
+    if fast_ok and path in ("auto", "sdpa") and act.family == "softmax":
         mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        # k * softmax (the norm intervention) weighs the values k times: its output is k times softmax's
+        gain = act.params.get("k")
+        return out if gain is None else out * float(Fraction(gain))
     if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
         from . import kernels
         # A learned factor per head multiplies each head's weights, so it multiplies its output too.

@@ -26,6 +26,22 @@ def test_softmax_naive_path_equals_sdpa(causal, padded):
     torch.testing.assert_close(attention(q, k, v, "softmax", key_padding_mask=kpm, causal=causal), sdpa)
 
 
+@pytest.mark.parametrize("spec, gain", [("softmax:k=8", 8.0), ("softmax:k=1/8", 0.125)])
+def test_k_softmax_takes_the_fast_path_as_k_times_softmax(spec, gain, monkeypatch):
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: calls.append(1) or sdpa(*a, **kw))
+    q, k, v = _qkv()
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal in (False, True):
+        naive = attention(q, k, v, spec, key_padding_mask=kpm, causal=causal, path="naive")
+        fast = attention(q, k, v, spec, key_padding_mask=kpm, causal=causal)
+        torch.testing.assert_close(fast, naive, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(fast, gain * attention(q, k, v, "softmax", key_padding_mask=kpm, causal=causal))
+    assert len(calls) == 4                  # the fast calls of k * softmax and of softmax, never the naive ones
+
+
 def test_causal_row_n_counts_the_querys_own_prefix():
     mask = attention_mask(1, 5, 5, causal=True)
     assert visible_counts(mask, 5, "row").flatten().tolist() == [1, 2, 3, 4, 5]
