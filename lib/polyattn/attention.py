@@ -183,6 +183,13 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
         # k * softmax (the norm intervention) weighs the values k times: its output is k times softmax's
         gain = act.params.get("k")
         return out if gain is None else out * float(Fraction(gain))
+    if fast_ok and path == "auto" and act.family == "uniform":
+        # attention ablated: each query reads the mean of the values it may see, whatever the scores
+        # (no score is needed; q and k get the zero gradient the weights' derivative gives them)
+        mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
+        n = visible_counts(mask, n_k, n_mode, key_padding_mask, q.device)
+        w = torch.ones(n_q, n_k, dtype=v.dtype, device=v.device) if mask is None else mask.to(v.dtype)
+        return (w / n.to(v.dtype)) @ v
     if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
         from . import kernels
         # A learned factor per head multiplies each head's weights, so it multiplies its output too.

@@ -42,6 +42,30 @@ def test_k_softmax_takes_the_fast_path_as_k_times_softmax(spec, gain, monkeypatc
     assert len(calls) == 4                  # the fast calls of k * softmax and of softmax, never the naive ones
 
 
+@pytest.mark.parametrize("n_mode", ["row", "fixed"])
+def test_uniform_fast_path_is_the_mean_of_the_visible_values(n_mode, monkeypatch):
+    from polyattn import kernels
+
+    # no score is computed: the fused score kernels are never called
+    monkeypatch.setattr(kernels, "fused_attention", lambda *a, **kw: pytest.fail("scores computed"))
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal, pad in ((False, None), (True, None), (False, kpm), (True, kpm)):
+        q, k, v = (t.requires_grad_(True) for t in _qkv())
+        fast = attention(q, k, v, "uniform", key_padding_mask=pad, causal=causal, n_mode=n_mode)
+        naive = attention(q, k, v, "uniform", key_padding_mask=pad, causal=causal, n_mode=n_mode, path="naive")
+        torch.testing.assert_close(fast, naive, rtol=1e-5, atol=1e-6)
+        g = torch.randn_like(fast)
+        gv_fast, = torch.autograd.grad(fast, v, g)
+        gv_naive, gq = torch.autograd.grad(naive, (v, q), g)
+        torch.testing.assert_close(gv_fast, gv_naive, rtol=1e-5, atol=1e-6)
+        assert torch.equal(gq, torch.zeros_like(gq))
+    # causal, every key visible, N = i + 1: query i reads the running mean of v_0..v_i
+    q, k, v = _qkv()
+    mean = v.cumsum(2) / torch.arange(1, 8).view(1, 1, 7, 1)
+    torch.testing.assert_close(attention(q, k, v, "uniform", causal=True), mean)
+
+
 def test_causal_row_n_counts_the_querys_own_prefix():
     mask = attention_mask(1, 5, 5, causal=True)
     assert visible_counts(mask, 5, "row").flatten().tolist() == [1, 2, 3, 4, 5]
