@@ -66,6 +66,31 @@ def test_uniform_fast_path_is_the_mean_of_the_visible_values(n_mode, monkeypatch
     torch.testing.assert_close(attention(q, k, v, "uniform", causal=True), mean)
 
 
+@pytest.mark.parametrize("spec", ["poly_cap:p=3", "poly_unit:p=3"])
+@pytest.mark.parametrize("n_mode", ["row", "fixed"])
+def test_norm_bounded_cubes_take_a_fused_path_with_the_naive_weights_and_gradients(spec, n_mode, monkeypatch):
+    from polyattn.attention import Attend
+
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal, pad in ((False, None), (True, None), (True, kpm)):
+        # scores of order one and larger, so that some rows of the cap bind and some do not
+        q, k, v = (t.mul(s).requires_grad_(True) for t, s in zip(_qkv(seed=4), (2.0, 1.5, 1.0)))
+        naive = attention(q, k, v, spec, key_padding_mask=pad, causal=causal, n_mode=n_mode, path="naive")
+        with monkeypatch.context() as m:      # the fused path never builds the weights
+            m.setattr(Attend, "forward", lambda *a: pytest.fail("weights materialised"))
+            fast = attention(q, k, v, spec, key_padding_mask=pad, causal=causal, n_mode=n_mode)
+        torch.testing.assert_close(fast, naive, rtol=1e-4, atol=1e-5)
+        g = torch.randn_like(fast)
+        for a, b in zip(torch.autograd.grad(fast, (q, k, v), g), torch.autograd.grad(naive, (q, k, v), g)):
+            torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4)
+    zero = torch.zeros(1, 1, 3, 4, requires_grad=True)
+    out = attention(zero, zero, torch.ones(1, 1, 3, 4), spec, causal=True)
+    assert torch.isfinite(out).all()
+    out.sum().backward()
+    assert torch.isfinite(zero.grad).all()
+
+
 def test_causal_row_n_counts_the_querys_own_prefix():
     mask = attention_mask(1, 5, 5, causal=True)
     assert visible_counts(mask, 5, "row").flatten().tolist() == [1, 2, 3, 4, 5]
