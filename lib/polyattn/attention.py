@@ -189,7 +189,10 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
         mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
         n = visible_counts(mask, n_k, n_mode, key_padding_mask, q.device)
         w = torch.ones(n_q, n_k, dtype=v.dtype, device=v.device) if mask is None else mask.to(v.dtype)
-        return (w / n.to(v.dtype)) @ v
+        # a term that is exactly zero keeps q and k in the graph, so they get a zero gradient, not none
+        # (as on the other paths; the clamp keeps an infinite entry from making 0 * inf)
+        zero = sum((t.flatten()[:1].clamp(-1.0, 1.0) * 0.0).sum() for t in (q, k))
+        return (w / n.to(v.dtype)) @ v + zero.to(v.dtype)
     if fast_ok and path == "auto" and act.family in ("poly_cap", "poly_unit"):
         out = _norm_bounded_poly(q, k, v, act, key_padding_mask, causal, n_mode)
         if out is not None:

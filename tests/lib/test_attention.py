@@ -56,10 +56,11 @@ def test_uniform_fast_path_is_the_mean_of_the_visible_values(n_mode, monkeypatch
         naive = attention(q, k, v, "uniform", key_padding_mask=pad, causal=causal, n_mode=n_mode, path="naive")
         torch.testing.assert_close(fast, naive, rtol=1e-5, atol=1e-6)
         g = torch.randn_like(fast)
-        gv_fast, = torch.autograd.grad(fast, v, g)
+        gv_fast, gq_fast, gk_fast = torch.autograd.grad(fast, (v, q, k), g)
         gv_naive, gq = torch.autograd.grad(naive, (v, q), g)
         torch.testing.assert_close(gv_fast, gv_naive, rtol=1e-5, atol=1e-6)
-        assert torch.equal(gq, torch.zeros_like(gq))
+        assert torch.equal(gq, torch.zeros_like(gq)) and torch.equal(gq_fast, gq)
+        assert torch.equal(gk_fast, torch.zeros_like(k))
     # causal, every key visible, N = i + 1: query i reads the running mean of v_0..v_i
     q, k, v = _qkv()
     mean = v.cumsum(2) / torch.arange(1, 8).view(1, 1, 7, 1)
