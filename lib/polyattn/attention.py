@@ -7,6 +7,7 @@ blocked or linear-time kernels of :mod:`polyattn.kernels` for elementwise activa
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Optional
 
 import torch
@@ -176,9 +177,26 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     b, _, n_q, d = q.shape
     n_k = k.shape[2]
     fast_ok = not attend.probed and dropout == 0.0
-    if fast_ok and path in ("auto", "sdpa") and act.spec == "softmax":
+    if fast_ok and path in ("auto", "sdpa") and act.family == "softmax":
         mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        # k * softmax (the norm intervention) weighs the values k times: its output is k times softmax's
+        gain = act.params.get("k")
+        return out if gain is None else out * float(Fraction(gain))
+    if fast_ok and path == "auto" and act.family == "uniform":
+        # attention ablated: each query reads the mean of the values it may see, whatever the scores
+        # (no score is needed; q and k get the zero gradient the weights' derivative gives them)
+        mask = attention_mask(b, n_q, n_k, key_padding_mask, causal, q.device)
+        n = visible_counts(mask, n_k, n_mode, key_padding_mask, q.device)
+        w = torch.ones(n_q, n_k, dtype=v.dtype, device=v.device) if mask is None else mask.to(v.dtype)
+        # a term that is exactly zero keeps q and k in the graph, so they get a zero gradient, not none
+        # (as on the other paths; the clamp keeps an infinite entry from making 0 * inf)
+        zero = sum((t.flatten()[:1].clamp(-1.0, 1.0) * 0.0).sum() for t in (q, k))
+        return (w / n.to(v.dtype)) @ v + zero.to(v.dtype)
+    if fast_ok and path == "auto" and act.family in ("poly_cap", "poly_unit"):
+        out = _norm_bounded_poly(q, k, v, act, key_padding_mask, causal, n_mode)
+        if out is not None:
+            return out
     if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
         from . import kernels
         # A learned factor per head multiplies each head's weights, so it multiplies its output too.
@@ -196,3 +214,26 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
     if drop is not None and dropout:
         w = drop(w)
     return w.to(v.dtype) @ v
+
+
+def _norm_bounded_poly(q, k, v, act, key_padding_mask, causal, n_mode):
+    """``poly_cap:p=P`` and ``poly_unit:p=P`` from two fused passes, without the N x N weights: the rows
+    of s^P times v, and each row's sum of s^(2P) (its squared norm); a row is then divided by
+    max(1, its norm / sqrt(N)) (cap, after the 1/sqrt(N)) or by its norm (unit).  None without a fast
+    path (the naive path then computes the same weights)."""
+    from . import kernels
+
+    p = int(Fraction(act.params["p"]))
+    opts = dict(key_padding_mask=key_padding_mask, causal=causal, n_mode=n_mode)
+    raw = kernels.fused_attention(q, k, v, _acts.get(f"poly:p={p},c=1"), **opts)
+    sq = kernels.fused_attention(q, k, v.new_ones(*v.shape[:3], 1), _acts.get(f"poly:p={2 * p},c=1"), **opts)
+    if raw is None or sq is None:
+        return None
+    if act.family == "poly_unit":
+        # the floor keeps a row of zero scores at zero weights with a finite gradient
+        return raw / sq.clamp_min(1e-30).sqrt()
+    b, _, n_q, _ = q.shape
+    mask = attention_mask(b, n_q, k.shape[2], key_padding_mask, causal, q.device)
+    n = visible_counts(mask, k.shape[2], n_mode, key_padding_mask, q.device).to(raw.dtype)
+    # v = s^P / sqrt(N) has squared norm sum(s^2P) / N; max(1, ||v||) = sqrt(max(1, ||v||^2))
+    return raw / n.sqrt() / (sq / n).clamp_min(1.0).sqrt()

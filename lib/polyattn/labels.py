@@ -145,7 +145,7 @@ def charlm_label(record_or_config) -> str:
 #: fills them in and validates them).
 MQAR_DEFAULTS = dict(vocab_size=512, train_mix=((64, 4, 4096), (128, 8, 1024), (256, 16, 512)),
                      test_sets=((64, 4), (128, 8), (256, 16)), test_examples=256, power_a=0.01, data_seed=0,
-                     resample=False, eval_batch=64)
+                     resample=False, eval_batch=64, positions="sinusoidal")
 
 
 def mqar_set_names(test_sets) -> list[str]:

@@ -26,6 +26,72 @@ def test_softmax_naive_path_equals_sdpa(causal, padded):
     torch.testing.assert_close(attention(q, k, v, "softmax", key_padding_mask=kpm, causal=causal), sdpa)
 
 
+@pytest.mark.parametrize("spec, gain", [("softmax:k=8", 8.0), ("softmax:k=1/8", 0.125)])
+def test_k_softmax_takes_the_fast_path_as_k_times_softmax(spec, gain, monkeypatch):
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: calls.append(1) or sdpa(*a, **kw))
+    q, k, v = _qkv()
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal in (False, True):
+        naive = attention(q, k, v, spec, key_padding_mask=kpm, causal=causal, path="naive")
+        fast = attention(q, k, v, spec, key_padding_mask=kpm, causal=causal)
+        torch.testing.assert_close(fast, naive, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(fast, gain * attention(q, k, v, "softmax", key_padding_mask=kpm, causal=causal))
+    assert len(calls) == 4                  # the fast calls of k * softmax and of softmax, never the naive ones
+
+
+@pytest.mark.parametrize("n_mode", ["row", "fixed"])
+def test_uniform_fast_path_is_the_mean_of_the_visible_values(n_mode, monkeypatch):
+    from polyattn import kernels
+
+    # no score is computed: the fused score kernels are never called
+    monkeypatch.setattr(kernels, "fused_attention", lambda *a, **kw: pytest.fail("scores computed"))
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal, pad in ((False, None), (True, None), (False, kpm), (True, kpm)):
+        q, k, v = (t.requires_grad_(True) for t in _qkv())
+        fast = attention(q, k, v, "uniform", key_padding_mask=pad, causal=causal, n_mode=n_mode)
+        naive = attention(q, k, v, "uniform", key_padding_mask=pad, causal=causal, n_mode=n_mode, path="naive")
+        torch.testing.assert_close(fast, naive, rtol=1e-5, atol=1e-6)
+        g = torch.randn_like(fast)
+        gv_fast, gq_fast, gk_fast = torch.autograd.grad(fast, (v, q, k), g)
+        gv_naive, gq = torch.autograd.grad(naive, (v, q), g)
+        torch.testing.assert_close(gv_fast, gv_naive, rtol=1e-5, atol=1e-6)
+        assert torch.equal(gq, torch.zeros_like(gq)) and torch.equal(gq_fast, gq)
+        assert torch.equal(gk_fast, torch.zeros_like(k))
+    # causal, every key visible, N = i + 1: query i reads the running mean of v_0..v_i
+    q, k, v = _qkv()
+    mean = v.cumsum(2) / torch.arange(1, 8).view(1, 1, 7, 1)
+    torch.testing.assert_close(attention(q, k, v, "uniform", causal=True), mean)
+
+
+@pytest.mark.parametrize("spec", ["poly_cap:p=3", "poly_unit:p=3"])
+@pytest.mark.parametrize("n_mode", ["row", "fixed"])
+def test_norm_bounded_cubes_take_a_fused_path_with_the_naive_weights_and_gradients(spec, n_mode, monkeypatch):
+    from polyattn.attention import Attend
+
+    kpm = torch.ones(2, 7, dtype=torch.bool)
+    kpm[1, 5:] = False
+    for causal, pad in ((False, None), (True, None), (True, kpm)):
+        # scores of order one and larger, so that some rows of the cap bind and some do not
+        q, k, v = (t.mul(s).requires_grad_(True) for t, s in zip(_qkv(seed=4), (2.0, 1.5, 1.0)))
+        naive = attention(q, k, v, spec, key_padding_mask=pad, causal=causal, n_mode=n_mode, path="naive")
+        with monkeypatch.context() as m:      # the fused path never builds the weights
+            m.setattr(Attend, "forward", lambda *a: pytest.fail("weights materialised"))
+            fast = attention(q, k, v, spec, key_padding_mask=pad, causal=causal, n_mode=n_mode)
+        torch.testing.assert_close(fast, naive, rtol=1e-4, atol=1e-5)
+        g = torch.randn_like(fast)
+        for a, b in zip(torch.autograd.grad(fast, (q, k, v), g), torch.autograd.grad(naive, (q, k, v), g)):
+            torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-4)
+    zero = torch.zeros(1, 1, 3, 4, requires_grad=True)
+    out = attention(zero, zero, torch.ones(1, 1, 3, 4), spec, causal=True)
+    assert torch.isfinite(out).all()
+    out.sum().backward()
+    assert torch.isfinite(zero.grad).all()
+
+
 def test_causal_row_n_counts_the_querys_own_prefix():
     mask = attention_mask(1, 5, 5, causal=True)
     assert visible_counts(mask, 5, "row").flatten().tolist() == [1, 2, 3, 4, 5]

@@ -1,6 +1,6 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
 :func:`polyattn.runs.load_or_run_all`."""
-from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, physics, short_retrain, vit
+from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, mqar_decide, physics, short_retrain, vit
 
 GRIDS = {
     "vit_table1": vit.table1,
@@ -33,6 +33,9 @@ GRIDS = {
     "causal_mqar_long": mqar.causal_mqar_long,
     "causal_mqar_recall": mqar.causal_mqar_recall,
     "causal_mqar_probe": mqar.causal_mqar_probe,
+    "causal_mqar_probe2": mqar_decide.causal_mqar_probe2,
+    **{f"causal_mqar_probe2_{name}": mqar_decide.probe2_at(name) for name in mqar_decide.PROBE2_SETTINGS},
+    "causal_mqar_decide": mqar_decide.causal_mqar_decide,
     "architectures_table2": architectures.table2,
     "architectures_linear": architectures.table2_linear,
     "critique_weight_decay": critiques.weight_decay,
@@ -46,5 +49,5 @@ GRIDS = {
     "detection_ablated": detection.detection_ablated,
 }
 
-__all__ = ["GRIDS", "architectures", "causal", "causal_rope", "critiques", "detection", "lra", "mqar", "physics", "short_retrain",
-           "vit"]
+__all__ = ["GRIDS", "architectures", "causal", "causal_rope", "critiques", "detection", "lra", "mqar", "mqar_decide",
+           "physics", "short_retrain", "vit"]

@@ -34,6 +34,7 @@ Options (``config.options``):
                    set, passed over every epoch, as in Zoology); epoch e's examples come from
                    their own seed, so a run with resampling sees fresh examples throughout
     eval_batch     examples per evaluation forward pass (default 64)
+    positions      ``sinusoidal`` (default), ``none`` or ``rope`` (rotary), as for the character model
 
 At the end of training the record also holds (under ``final``) the test accuracy per test
 set and distance from the query back to its key (in tokens, binned by powers of two).
@@ -85,6 +86,10 @@ def options(config) -> dict:
     _int("data_seed", o["data_seed"], 0)
     if not isinstance(o["resample"], bool):
         raise ValueError(f"mqar option 'resample' must be true or false, got {o['resample']!r}")
+    from ..models.char_lm import POSITIONS
+
+    if o["positions"] not in POSITIONS:
+        raise ValueError(f"mqar option 'positions' must be one of {POSITIONS}, got {o['positions']!r}")
     if isinstance(o["power_a"], bool) or not isinstance(o["power_a"], (int, float)) or not o["power_a"] > 0:
         raise ValueError(f"mqar option 'power_a' must be a number > 0, got {o['power_a']!r}")
     o["train_mix"] = _entries("train_mix", o["train_mix"], 3, "seq_len, kv_pairs, examples")
@@ -151,7 +156,8 @@ class MultiQueryRecall:
         from ..models.char_lm import CharLM
 
         return CharLM(data.vocab_size, config.activation, config.model, config.n_mode,
-                      max(s.inputs.shape[1] for s in data.train), tie_embeddings=True)
+                      max(s.inputs.shape[1] for s in data.train), tie_embeddings=True,
+                      positions=options(config)["positions"])
 
     def steps_per_epoch(self, config, data):
         return sum(len(s) // config.batch_size for s in data.train)
