@@ -158,7 +158,7 @@ def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
     if read_as_counts(r):
         test = f", Fisher exact p {p_relation(r.counts_p)}" if math.isfinite(r.counts_p) else ""
         if math.isfinite(r.counts_p) and r.family_size > 1 and math.isfinite(r.holm_p):
-            test += f" (Holm {p_relation(r.holm_p)})"
+            test += f" (Holm p {p_relation(r.holm_p)})"
         return f"{r.comparison.label}: {_counts(r)}{test}, {res}{_status(r)}"
     word = "Holm p" if r.comparison.role == "primary" else "p"
     # a 95% interval that excludes 0 beside "inconclusive": the Holm correction is what kept it open
