@@ -13,7 +13,11 @@ from polyattn.config import TrainConfig
 @pytest.mark.parametrize("outcomes,expect,form", [
     (["supports", "supports"], ["equivalent", "equivalent"], "equivalent within the margin"),
     (["supports", "supports"], ["worse", "equivalent"], "holds"),
-    (["supports", "uninformative"], ["worse", "worse"], "holds"),
+    # an untestable part never disappears from an all-of claim
+    (["supports", "uninformative"], ["worse", "worse"], "partly testable"),
+    (["contradicts", "uninformative"], ["worse", "worse"], "not supported"),
+    (["supports", "smaller than the margin"], ["equivalent", "worse"], "holds, smaller than the margin"),
+    (["smaller than the margin", "size unclear"], ["worse", "worse"], "detectable, size unclear"),
     (["contradicts", "open"], ["equivalent", "equivalent"], "not supported"),
     (["contradicts"], ["worse"], "not supported"),
     (["supports", "contradicts", "open"], ["equivalent"] * 3, "not supported"),
@@ -90,9 +94,13 @@ def test_exact_intervals_for_counts_of_seeds():
     assert rule.exact_interval(0, 3)[0] == 0.0 and rule.exact_interval(3, 3)[1] == 1.0
 
 
-def test_equivalent_and_significant_reads_equivalent_and_slightly_worse():
+def test_equivalent_and_significant_reads_worse_by_less_than_the_margin():
     q = rule.qualifier("equivalent", mean=-0.24, holm_p=0.03, alpha=0.05)
-    assert q == ", and slightly worse"
+    assert q == ", worse by less than the margin"
+    # a claim that predicts this harm finds it, smaller than the margin; one that predicts a gain does not
+    assert rule.outcome("equivalent", "worse", q) == "smaller than the margin"
+    assert rule.outcome("equivalent", "better", q) == "contradicts"
+    assert rule.outcome("equivalent", "equivalent", q) == "supports"
     assert rule.qualifier("equivalent", mean=-0.24, holm_p=0.3, alpha=0.05) == ""
 
 

@@ -14,8 +14,12 @@ import math
 from typing import Iterable, Optional
 
 #: Every result a comparison can have (see :mod:`polyattn.claims.rule` for what each means).
-RESULTS = ("uninformative", "did not learn", "split", "equivalent", "worse", "better", "worse, size unclear",
-           "better, size unclear", "inconclusive")
+RESULTS = ("uninformative", "did not learn", "split", "fewer seeds learned", "more seeds learned", "equivalent",
+           "worse", "better", "worse, size unclear", "better, size unclear", "inconclusive", "cannot see attention",
+           "control failed")
+#: Results that state a difference the data detected (never voided by a failed positive control).
+DIFFERENCES = ("did not learn", "fewer seeds learned", "more seeds learned", "worse", "better", "worse, size unclear",
+               "better, size unclear")
 
 
 def learned(value: float, chance: Optional[float], band: float, higher_is_better: bool = True) -> bool:
@@ -41,22 +45,50 @@ def arm_learned(values: Iterable[float], chance: Optional[float], band: float,
     return None
 
 
+def fisher_exact_p(k_candidate: int, k_baseline: int, n_candidate: int, n_baseline: Optional[int] = None) -> float:
+    """Two-sided Fisher exact p of ``k_candidate`` of ``n_candidate`` seeds against ``k_baseline``
+    of ``n_baseline`` (default the same number): whether two counts of seeds that learned differ.
+    1 of 3 against 3 of 3 gives p = 0.40; 0 of 5 against 5 of 5 gives p = 0.0079."""
+    from scipy import stats
+
+    n_baseline = n_candidate if n_baseline is None else n_baseline
+    if not (0 <= k_candidate <= n_candidate and 0 <= k_baseline <= n_baseline) or min(n_candidate, n_baseline) < 1:
+        raise ValueError(f"fisher_exact_p needs 0 <= k <= n and n >= 1 in each arm, got {k_candidate} of "
+                         f"{n_candidate} and {k_baseline} of {n_baseline}")
+    table = [[k_candidate, n_candidate - k_candidate], [k_baseline, n_baseline - k_baseline]]
+    return float(stats.fisher_exact(table, alternative="two-sided")[1])
+
+
 def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, holm_p: float, equivalent: bool,
                       alpha: float, margin: float, candidate_learned: Optional[bool] = True,
                       baseline_learned: Optional[bool] = True, split: bool = False,
-                      higher_is_better: bool = True) -> str:
+                      higher_is_better: bool = True, counts: Optional[tuple] = None,
+                      gate_failed: bool = False) -> str:
     """The result of one comparison from its statistics (see the module docstring).
 
     ``mean`` is candidate minus baseline in the metric's unit; ``higher_is_better`` says which
-    sign is the better one; ``split`` says one arm's seeds disagree on whether they learned."""
+    sign is the better one; ``ci_low``/``ci_high`` is the interval judged against the margin (with
+    the claim's family adjustment); ``split`` says one arm's seeds fall on both sides of the level
+    that counts as learning: the comparison is then read as ``counts`` (candidate seeds that
+    learned, baseline seeds that learned, pairs) with a two-sided Fisher exact test at ``alpha``
+    (``holm_p`` is then that test's family-adjusted p; NaN: the unadjusted test),
+    and counts the test cannot separate give "split", which decides nothing; ``gate_failed``:
+    the baseline did not learn beyond the floor its comparison must clear."""
+    if gate_failed:
+        return "uninformative"
     if candidate_learned is False and baseline_learned is False:
         return "uninformative"
     if n < 2 or not math.isfinite(mean):
         return "inconclusive"       # one seed pair decides nothing, neither as a mean nor as a count
+    if split:
+        if counts is not None and counts[0] != counts[1]:
+            # holm_p is then the (family-adjusted) Fisher exact p of the counts
+            p = holm_p if math.isfinite(holm_p) else fisher_exact_p(*counts)
+            if p < alpha:
+                return "fewer seeds learned" if counts[0] < counts[1] else "more seeds learned"
+        return "split"
     if candidate_learned is False and baseline_learned:
         return "did not learn"
-    if split:
-        return "split"
     if equivalent:
         return "equivalent"
     if math.isfinite(holm_p) and holm_p < alpha:
@@ -67,13 +99,21 @@ def comparison_result(*, n: int, mean: float, ci_low: float, ci_high: float, hol
     return "inconclusive"
 
 
+#: The qualifiers of an equivalent result whose difference is also detectable (after Holm): a harm
+#: or a gain found, smaller than the margin.
+WORSE_INSIDE = ", worse by less than the margin"
+BETTER_INSIDE = ", better by less than the margin"
+
+
 def qualifier(result: str, *, mean: float, holm_p: float, alpha: float, higher_is_better: bool = True) -> str:
-    """", and slightly worse" (or better) for an equivalent result whose difference is also
-    significant after Holm; "" otherwise."""
+    """", worse by less than the margin" (or better) for an equivalent result whose difference is
+    also significant after Holm: a harm (gain) that is there and smaller than the margin; ""
+    otherwise."""
     if result != "equivalent" or not (math.isfinite(holm_p) and holm_p < alpha):
         return ""
     better = mean > 0 if higher_is_better else mean < 0
-    return ", and slightly better" if better else ", and slightly worse"
+    return BETTER_INSIDE if better else WORSE_INSIDE
 
 
-__all__ = ["RESULTS", "arm_learned", "comparison_result", "learned", "qualifier"]
+__all__ = ["BETTER_INSIDE", "DIFFERENCES", "RESULTS", "WORSE_INSIDE", "arm_learned", "comparison_result",
+           "fisher_exact_p", "learned", "qualifier"]

@@ -242,15 +242,18 @@ def design_markdown() -> str:
     from ..claims.design import MAX_SEEDS, design_table
 
     rows = [r for r in design_table() if r["role"] == "primary"]
-    plan = {"cannot decide here: description only": "description only"}
+    plan = {f"cannot decide with about {MAX_SEEDS} seeds per arm: description only": "description only",
+            "cannot decide at any seed count: the observed difference is on the margin's edge": "never decides"}
     header = ["claim: comparison (margin)", "pair SD", "pairs needed", "stored of planned", "plan"]
     table = markdown_table(header, [[f"{r['claim']}: {r['comparison']} ({r['margin']})", r["pair SD"],
                                      r["pairs needed"], f"{r['stored']} of {r['planned']}",
                                      plan.get(r["plan"], r["plan"])] for r in rows])
-    return (table + "\n\nPairs needed: equivalence by two one-sided tests with power 0.8 at α = 0.05 when the "
-            "true difference is zero; a difference by a 95% interval no wider than the margin. A comparison that "
-            f"needs more than {MAX_SEEDS} seeds per arm cannot decide here: it is shown as description and no "
-            "further seeds are spent on it.")
+    return (table + "\n\nPairs needed, with power 0.8 when the true difference is the one observed: inside the "
+            "margin, equivalence by two one-sided tests at α = 0.05; beyond it, the family-adjusted (Bonferroni) "
+            "95% interval beyond the margin. A comparison that needs more than "
+            f"{MAX_SEEDS} seeds per arm cannot decide here: it is shown as description and no further seeds are "
+            "spent on it; one whose difference sits on the margin's edge never decides; a grid with no runs is "
+            "pending.")
 
 
 def status_markdown(build_root: Path, root: Path = REPO_ROOT) -> tuple[str, str]:

@@ -28,7 +28,9 @@ LONGER_TAG = " (longer)"
 #: What the longer runs' result says of the comparison, by the register's result word.
 CHANGES = {"worse": "holds", "did not learn": "holds", "equivalent": "closes", "better": "reverses",
            "worse, size unclear": "narrows", "better, size unclear": "reverses",
-           "inconclusive": "open", "split": "open", "uninformative": "uninformative"}
+           "inconclusive": "open", "split": "open", "uninformative": "uninformative",
+           "fewer seeds learned": "holds", "more seeds learned": "reverses", "cannot see attention": "uninformative",
+           "control failed": "uninformative"}
 
 
 def on_grid(comparison: Comparison, grid: str, **fields) -> Comparison:

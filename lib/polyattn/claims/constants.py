@@ -64,6 +64,10 @@ MQAR_CHANCE = 100.0 / mqar_value_tokens(MQAR_VOCAB)
 #: A run within its claim's band of it found no objects.
 DETECTION_FLOOR = 0.0
 
+# --- the floors the baselines must clear (gates), computed by polyattn.claims.floors -------------------
+#: Said by every claim whose gate was added after its runs.
+GATE_LATE = "the floor its baseline must clear (the gate) was added on 5 December, after its runs"
+
 # --- what the claims say about when their levels and recipes were fixed ------------------------------
 #: The chance levels, their bands and the null baselines were written into the register on
 #: 2 December (commits 6d16288 and ce8a540), after the runs they judge: every claim that uses one says so.

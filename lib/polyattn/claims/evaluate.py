@@ -20,7 +20,7 @@ from ..metric_specs import FINAL_METRICS
 from . import rule
 from .register import REGISTER
 from .register import claim as _claim
-from .spec import Arm, Comparison, RegisteredClaim
+from .spec import Arm, Comparison, Gate, RegisteredClaim
 
 
 def final_value(record: dict, metric: str) -> float:
@@ -122,6 +122,21 @@ class ComparisonResult:
     #: a pooled comparison's per-cell (mean, 95% low, high, pairs), and whether cells differ in sign
     cell_estimates: Optional[dict] = None
     cells_disagree: bool = False
+    #: the interval judged against the margin, with the family's adjustment (Bonferroni: level
+    #: 1 - alpha/m), the family's size m, and the adjustment in words
+    adj_low: float = math.nan
+    adj_high: float = math.nan
+    family_size: int = 1
+    adjustment: str = ""
+    #: the floor the baseline had to clear (its name), and whether it did not
+    gate: Optional[str] = None
+    gate_failed: bool = False
+    #: the two-sided Fisher exact p of the learned counts (NaN unless an arm is split)
+    counts_p: float = math.nan
+    #: a check of this comparison that is open or has no runs, in words ("" when none)
+    check_note: str = ""
+    #: the label of the failed check that voided this comparison (None when none did)
+    voided_by: Optional[str] = None
 
     def as_row(self) -> dict:
         c = self.comparison
@@ -129,12 +144,19 @@ class ComparisonResult:
                 "planned": self.planned, "difference": self.mean, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "ci90_low": self.ci90_low, "ci90_high": self.ci90_high, "holm_p": self.holm_p,
                 "tost_p": self.tost_p, "mde": self.mde, "result": self.result + self.qualifier,
-                "outcome": self.outcome, "unit": self.unit}
+                "outcome": self.outcome, "unit": self.unit, "adj_low": self.adj_low, "adj_high": self.adj_high,
+                "family_size": self.family_size, "gate": self.gate, "gate_failed": self.gate_failed,
+                "counts_p": self.counts_p, "check": self.check_note or (f"voided by {self.voided_by}"
+                                                                          if self.voided_by else "")}
 
 
 def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset: str = "book",
-            chance: Optional[float] = None, band: float = 2.0) -> ComparisonResult:
-    """Paired statistics of one comparison (Holm and the outcome are filled in by :func:`evaluate`)."""
+            chance: Optional[float] = None, band: float = 2.0, gate: Optional[Gate] = None) -> ComparisonResult:
+    """Paired statistics of one comparison (Holm and the outcome are filled in by :func:`evaluate`).
+
+    With a ``gate`` (the comparison's own, else the one given), seeds are judged against its floor
+    instead of the chance level: a seed learned when it clears the floor; a baseline that does
+    not (most of its seeds) fails the gate."""
     cand = arm_runs(comp.candidate, root, preset, comp.pool_over)
     base = arm_runs(comp.baseline, root, preset, comp.pool_over)
     spec_rec = next(iter(cand.records.values()), None) or next(iter(base.records.values()), None)
@@ -157,6 +179,10 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
                            seeds=[k[1] for k in ok])
     chance = comp.chance if comp.chance is not None else chance
     band = comp.chance_band if comp.chance_band is not None else band
+    gate = comp.gate if comp.gate is not None else gate
+    if gate is not None:
+        chance, band = gate.level, gate.band
+        res.gate = gate.name
     res.margin = margin
     res.df = n - (len(set(cells)) or 1)
     res.sd = _residual_sd(d, cells)
@@ -167,12 +193,32 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
     res.learned_counts = (int(sum(rule.learned(v, chance, band, hib) for v in c_vals)),
                           int(sum(rule.learned(v, chance, band, hib) for v in b_vals)), n) if chance is not None else None
     res.split = chance is not None and any(0 < k < n for k in res.learned_counts[:2]) if n else False
+    if res.split:
+        res.counts_p = rule.fisher_exact_p(*res.learned_counts)
     if comp.baseline_null is not None and len(b_vals) and abs(float(np.mean(b_vals)) - comp.baseline_null) <= band:
         res.candidate_learned = res.baseline_learned = False  # nothing to improve on: never judged
         res.split = False
+    if gate is not None and n and not res.split:
+        res.gate_failed = res.baseline_learned is not True or not _within_own(gate, comp, b_vals, spec, root, preset)
     res.cell_estimates = _cell_estimates(d, cells, margin) if comp.pool_over else None
     res.cells_disagree = _disagree(res.cell_estimates) if comp.pool_over else False
     return res
+
+
+def _within_own(gate: Gate, comp: Comparison, b_vals: np.ndarray, spec: dict, root, preset: str) -> bool:
+    """Whether the baseline lies within the gate's tolerance of its own arm's result with one field
+    changed (``gate.within_of``; True without one, or while that arm has no runs)."""
+    if gate.within_of is None:
+        return True
+    field_, value, tol = gate.within_of
+    ref = arm_runs(Arm(comp.baseline.grid, {**comp.baseline.fields, field_: value}), root, preset)
+    vals = [final_value(r, comp.metric) for r in ref.records.values() if r["status"] == "ok"]
+    if not vals:
+        return True
+    ref_mean = float(np.mean(_display(np.array(vals), spec, comp.transform)))
+    mean = float(np.mean(b_vals))
+    hib = bool(spec.get("higher_is_better", True))
+    return mean >= ref_mean - tol if hib else mean <= ref_mean + tol
 
 
 def _residual_sd(d: np.ndarray, cells: list) -> float:
@@ -239,6 +285,16 @@ class ClaimVerdict:
     form: str
     tier_forms: dict
     detectable: Optional[float]
+    #: the form of the testable parts alone, when the claim is partly testable
+    parts_form: str = ""
+    #: the deciding primaries that could not be tested, with why ("label: reason")
+    untestable: list = field(default_factory=list)
+    #: the checks that are open or have no runs, in words
+    open_checks: list = field(default_factory=list)
+    #: one entry per comparison measured at several tiers (:func:`directions`)
+    directions: list = field(default_factory=list)
+    #: the multiplicity rule in words, with the deciding family's size
+    family: str = ""
 
     @property
     def rows(self) -> list[dict]:
@@ -249,11 +305,150 @@ class ClaimVerdict:
         return sum(c.n for c in self.comparisons), sum(c.planned for c in self.comparisons)
 
 
+#: The multiplicity rule, in words, for summaries: the same adjustment for the test and the interval.
+ADJUSTMENT = "Holm-adjusted tests with Bonferroni-adjusted intervals over the deciding comparisons"
+
+
+def _informative(r: ComparisonResult) -> bool:
+    return (r.n >= 2 and not r.gate_failed and not (r.candidate_learned is False and r.baseline_learned is False)
+            and r.voided_by is None and math.isfinite(r.counts_p if r.split else r.t_p))
+
+
+def _adjusted_interval(r: ComparisonResult, alpha: float, m: int) -> tuple[float, float]:
+    """The two-sided interval at level 1 - alpha/m around the estimate (Bonferroni for m tests)."""
+    from scipy import stats
+
+    if r.df < 1 or not math.isfinite(r.ci_high):
+        return math.nan, math.nan
+    se = (r.ci_high - r.mean) / float(stats.t.ppf(0.975, r.df))
+    half = float(stats.t.ppf(1 - alpha / (2 * m), r.df)) * se
+    return r.mean - half, r.mean + half
+
+
+def _judge(rows: list, claim: RegisteredClaim, families: list) -> None:
+    """Holm within each family, the adjusted interval, the result, qualifier and outcome of each row."""
+    member = {}
+    for fam in families:
+        judged = [r for r in fam if _informative(r)]
+        ps = [r.counts_p if r.split else r.t_p for r in judged]
+        adjusted = holm(ps) if judged else []
+        for r, p in zip(judged, adjusted):
+            member[id(r)] = (float(p), len(judged))
+    for r in rows:
+        p, m = member.get(id(r), (r.counts_p if r.split else r.t_p, 1))
+        r.holm_p, r.family_size = (p if r.comparison.role != "primary" or id(r) in member else math.nan), m
+        r.adj_low, r.adj_high = _adjusted_interval(r, claim.alpha, m)
+        r.adjustment = f"Bonferroni, {m} comparisons" if m > 1 else ""
+        if r.voided_by is not None:
+            continue
+        r.result = rule.comparison_result(
+            n=r.n, mean=r.mean, ci_low=r.adj_low, ci_high=r.adj_high, holm_p=r.holm_p, equivalent=r.equivalent,
+            alpha=claim.alpha, margin=r.margin, candidate_learned=r.candidate_learned,
+            baseline_learned=r.baseline_learned, split=r.split, higher_is_better=r.higher_is_better,
+            counts=r.learned_counts if r.split else None, gate_failed=r.gate_failed)
+        if r.cells_disagree and r.result not in ("uninformative", "did not learn"):
+            r.result = "inconclusive"  # cells differ in sign beyond their intervals: no pooled number
+        r.qualifier = rule.qualifier(r.result, mean=r.mean, holm_p=r.holm_p, alpha=claim.alpha,
+                                     higher_is_better=r.higher_is_better)
+        r.outcome = rule.outcome(r.result, r.comparison.expect, r.qualifier)
+        # what these seeds detect at the family's level, never beyond the metric's range
+        if r.comparison.role == "primary" and r.n >= 2:
+            r.mde = min(float(minimal_detectable_effect(r.sd, r.n, alpha=claim.alpha / m, df=r.df)), r.metric_range)
+
+
+def _validated(check: ComparisonResult, results: list) -> list:
+    names = check.comparison.validates
+    if not names:
+        return [r for r in results if r.comparison.role == "primary"]
+    return [r for r in results if r.comparison.role != "check" and
+            (r.comparison.id in names or f"tier:{r.comparison.tier}" in names)]
+
+
+def _apply_checks(results: list) -> bool:
+    """Each check on the comparisons it validates: a failed positive control (expects the ablated arm
+    worse) voids every result there that is not a detected difference ("cannot see attention"); a
+    failed control that must not move voids them all ("control failed"); an open check, or one
+    without runs, is written on each.  True when some comparison was voided."""
+    voided = False
+    for chk in (r for r in results if r.comparison.role == "check"):
+        targets = _validated(chk, results)
+        label = chk.comparison.label
+        if chk.n < 2:
+            for t in targets:
+                t.check_note = f"its check ({label}) has no runs yet"
+            continue
+        if chk.outcome == "contradicts":
+            positive = chk.comparison.expect != "equivalent"
+            for t in targets:
+                if t.voided_by is not None:
+                    continue
+                if positive and t.result in rule.DIFFERENCES:
+                    t.check_note = f"its positive control ({label}) failed; the difference found here still counts"
+                    continue
+                t.voided_by, voided = label, True
+                t.result, t.qualifier, t.outcome = ("cannot see attention" if positive else "control failed"), "", \
+                    "uninformative"
+        elif chk.outcome != "supports":
+            for t in targets:
+                t.check_note = f"its check ({label}) is open: {chk.result}"
+    return voided
+
+
+def _se(r: ComparisonResult) -> float:
+    from scipy import stats
+
+    if r.df < 1 or not math.isfinite(r.ci_high):
+        return math.nan
+    return (r.ci_high - r.mean) / float(stats.t.ppf(0.975, r.df))
+
+
+def directions(results: list, deciding_tier: Optional[str]) -> list[dict]:
+    """For each comparison measured at several tiers (the same candidate and baseline activations
+    on the same metric): how many tiers point each way, and the inverse-variance pooled estimate
+    (normal 95% interval) of the deciding tiers (every tier when none decides)."""
+    groups: dict = {}
+    for r in results:
+        if (r.comparison.role == "check" or r.n < 2 or not math.isfinite(r.mean) or r.outcome == "uninformative"
+                or r.split):
+            continue  # only comparisons that say something, as mean differences
+        c = r.comparison
+        key = (repr(c.candidate.fields.get("activation")), repr(c.candidate.fields.get("n_mode")),
+               repr(c.baseline.fields.get("activation")), c.metric)
+        groups.setdefault(key, []).append(r)
+    out = []
+    for rows in groups.values():
+        tiers = list(dict.fromkeys(r.comparison.tier for r in rows))
+        if len(tiers) < 2:
+            continue
+        hib = rows[0].higher_is_better
+        favour = sum((r.mean > 0) == hib for r in rows if r.mean != 0)
+        against = sum((r.mean < 0) == hib for r in rows if r.mean != 0)
+        pool = [r for r in rows if deciding_tier is None or r.comparison.tier == deciding_tier]
+        ws = [(r.mean, 1 / _se(r) ** 2) for r in pool if math.isfinite(_se(r)) and _se(r) > 0]
+        est = lo = hi = math.nan
+        if len(pool) == 1:
+            est, lo, hi = pool[0].mean, pool[0].ci_low, pool[0].ci_high   # one tier: its own t-interval
+        elif ws:
+            wsum = sum(w for _, w in ws)
+            est = sum(x * w for x, w in ws) / wsum
+            half = 1.959964 / math.sqrt(wsum)
+            lo, hi = est - half, est + half
+        out.append({"label": rows[0].comparison.label, "ids": [r.comparison.id for r in rows], "tiers": tiers,
+                    "favour_candidate": favour, "favour_baseline": against, "pooled": est, "pooled_low": lo,
+                    "pooled_high": hi, "pooled_tiers": [r.comparison.tier for r in pool], "unit": rows[0].unit,
+                    "higher_is_better": hib})
+    return out
+
+
 def evaluate(claim_or_id, root: Optional[Path] = None, preset: str = "book") -> ClaimVerdict:
     """The claim's comparisons, their outcomes, and its form, from the stored records.
 
-    Holm runs over the claim's own informative primary comparisons; checks are judged at alpha
-    alone; a cited comparison keeps the result it has in the claim that owns it."""
+    One multiplicity rule: Holm runs over the claim's deciding comparisons (its informative,
+    gated primary comparisons of the deciding tier), and the interval judged against the margin
+    is the Bonferroni interval of the same family; the primaries of tiers that do not decide form
+    a family per tier; checks are judged at alpha alone; a cited comparison keeps the result it
+    has in the claim that owns it.  Checks then void or annotate the comparisons they validate
+    (:func:`_apply_checks`), and the family is formed again without the voided ones."""
     claim = _claim(claim_or_id) if isinstance(claim_or_id, str) else claim_or_id
     results = []
     for c in claim.comparisons:
@@ -264,44 +459,62 @@ def evaluate(claim_or_id, root: Optional[Path] = None, preset: str = "book") -> 
             if cited is None:
                 raise ValueError(f"claim {claim.id!r} cites {c.cited_from!r}: {owner_id!r} has no comparison "
                                  f"{cited_id!r}")
-            results.append(dataclasses.replace(cited, comparison=c, outcome=rule.outcome(cited.result, c.expect)))
+            results.append(dataclasses.replace(cited, comparison=c,
+                                               outcome=rule.outcome(cited.result, c.expect, cited.qualifier)))
             continue
-        results.append(compare(c, claim.margin, root, preset, claim.chance, claim.chance_band))
+        results.append(compare(c, claim.margin, root, preset, claim.chance, claim.chance_band, claim.gate))
     own = [r for r in results if r.comparison.cited_from is None]
-    judged = [r for r in own if r.comparison.role == "primary" and r.n >= 2 and math.isfinite(r.t_p)
-              and not (r.candidate_learned is False and r.baseline_learned is False)]
-    adjusted = dict(zip((r.comparison.id for r in judged), holm([r.t_p for r in judged]))) if judged else {}
-    m = max(1, len(judged))
-    for r in own:
-        r.holm_p = float(adjusted.get(r.comparison.id, r.t_p if r.comparison.role != "primary" else math.nan))
-        r.result = rule.comparison_result(
-            n=r.n, mean=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, holm_p=r.holm_p, equivalent=r.equivalent,
-            alpha=claim.alpha, margin=r.margin, candidate_learned=r.candidate_learned,
-            baseline_learned=r.baseline_learned, split=r.split, higher_is_better=r.higher_is_better)
-        if r.cells_disagree and r.result not in ("uninformative", "did not learn"):
-            r.result = "inconclusive"  # cells differ in sign beyond their intervals: no pooled number
-        r.qualifier = rule.qualifier(r.result, mean=r.mean, holm_p=r.holm_p, alpha=claim.alpha,
-                                     higher_is_better=r.higher_is_better)
-        r.outcome = rule.outcome(r.result, r.comparison.expect)
-        # what these seeds detect at the claim's Holm-adjusted level, never beyond the metric's range
-        if r.comparison.role == "primary" and r.n >= 2:
-            r.mde = min(float(minimal_detectable_effect(r.sd, r.n, alpha=claim.alpha / m, df=r.df)), r.metric_range)
     primary = [r for r in results if r.comparison.role == "primary"]
-    checks = [r for r in results if r.comparison.role == "check"]
+    tier = claim.deciding_tier
+    if tier is not None and not any(r.n >= 2 for r in primary if r.comparison.tier == tier):
+        tier = None  # the deciding tier has no runs yet: every tier counts, and the row says so
+
+    def families():
+        deciding = [r for r in own if r.comparison.role == "primary" and (tier is None or r.comparison.tier == tier)]
+        rest = [r for r in own if r.comparison.role == "primary" and r not in deciding]
+        return [deciding] + [[r for r in rest if r.comparison.tier == t]
+                             for t in dict.fromkeys(r.comparison.tier for r in rest)]
+
+    _judge(own, claim, families())
+    if _apply_checks(results):
+        _judge(own, claim, families())  # the voided comparisons leave their family
     tiers = list(dict.fromkeys(r.comparison.tier for r in primary))
     tier_forms = {}
     for t in tiers:
         sub = [r for r in primary if r.comparison.tier == t]
         tier_forms[t] = rule.claim_form([r.outcome for r in sub], [r.comparison.expect for r in sub],
                                         enough_runs=any(r.n >= 2 for r in sub), logic=claim.logic)
-    decide = [r for r in primary if claim.deciding_tier is None or r.comparison.tier == claim.deciding_tier]
-    if claim.deciding_tier is not None and not any(r.n >= 2 for r in decide):
-        decide = primary  # the deciding tier has no runs yet: every tier counts, and the row says so
-    form = rule.claim_form([r.outcome for r in decide], [r.comparison.expect for r in decide],
-                           enough_runs=any(r.n >= 2 for r in decide), logic=claim.logic,
-                           checks=[r.outcome for r in checks])
+    decide = [r for r in primary if tier is None or r.comparison.tier == tier]
+    enough = any(r.n >= 2 for r in decide)
+    outcomes, expects = [r.outcome for r in decide], [r.comparison.expect for r in decide]
+    form = rule.claim_form(outcomes, expects, enough_runs=enough, logic=claim.logic)
+    with_runs = [r for r in decide if r.n >= 2]
+    if with_runs and all(r.voided_by is not None for r in with_runs):
+        form = "not testable as designed"
+    elif sum(r.n for r in primary) == 0 and sum(r.planned for r in primary) > 0:
+        form = "pending"
+    parts = rule.claim_form(outcomes, expects, enough_runs=enough, logic=claim.logic, partly=False)
+    untestable = [f"{r.comparison.label}: {_why_untestable(r)}" for r in decide if r.n >= 2
+                  and r.outcome == "uninformative"]
+    open_checks = [f"{r.comparison.label}: " + ("no runs yet" if r.n < 2 else r.result)
+                   for r in results if r.comparison.role == "check" and (r.n < 2 or r.outcome not in
+                                                                        ("supports", "contradicts"))]
     mde = rule.detectable(r.mde for r in decide if r.outcome == "open")
-    return ClaimVerdict(claim, results, form, tier_forms, mde)
+    m = max(1, sum(_informative(r) for r in decide if r.comparison.cited_from is None))
+    return ClaimVerdict(claim, results, form, tier_forms, mde, parts_form=parts if form == "partly testable" else "",
+                        untestable=untestable, open_checks=open_checks, directions=directions(results, tier),
+                        family=f"{ADJUSTMENT} ({m} in this claim's family)")
+
+
+def _why_untestable(r: ComparisonResult) -> str:
+    if r.voided_by is not None:
+        return ("its positive control failed, so it cannot see attention" if r.result == "cannot see attention"
+                else "its control moved") + f" ({r.voided_by})"
+    if r.gate_failed:
+        return f"uninformative: the models did not learn beyond {r.gate}"
+    if r.comparison.baseline_null is not None and r.candidate_learned is False and r.baseline_learned is False:
+        return "the baseline has nothing to improve on"
+    return "neither arm learned the task"
 
 
 def evaluate_all(root: Optional[Path] = None, preset: str = "book") -> dict[str, ClaimVerdict]:

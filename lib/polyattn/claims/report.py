@@ -108,16 +108,13 @@ def key_cell(r: ComparisonResult) -> str:
 
 
 def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
-    """The comparison that carries a claim's verdict: a failed check for a claim not testable as
-    designed, a contradicting primary for one not supported, else the first primary of the
-    deciding tier that has runs."""
+    """The comparison that carries a claim's verdict, always a primary when one has runs (a claim
+    not testable as designed is keyed by its primary, and its failed check is named in the
+    summary): a contradicting primary for one not supported, else the first informative primary of
+    the deciding tier that has runs, else its first primary."""
     has = [r for r in v.comparisons if r.n >= 2]
     if not has:
         return None
-    if v.form == "not testable as designed":
-        failed = [r for r in has if r.comparison.role == "check" and r.outcome == "contradicts"]
-        if failed:
-            return failed[0]
     primary = [r for r in has if r.comparison.role == "primary"]
     if v.form == "not supported":
         con = [r for r in primary if r.outcome == "contradicts"]
@@ -125,7 +122,8 @@ def _key(v: ClaimVerdict) -> Optional[ComparisonResult]:
             return con[0]
     tier = v.claim.deciding_tier
     first = [r for r in primary if tier is None or r.comparison.tier == tier]
-    return (first or primary or has)[0]
+    informative = [r for r in first if r.outcome != "uninformative"]
+    return (informative or first or primary or has)[0]
 
 
 def sentence(v: ClaimVerdict) -> str:
@@ -143,12 +141,25 @@ def _counts(r: ComparisonResult) -> str:
             f"against {kb} of {n} of the baseline")
 
 
+def _status(r: ComparisonResult) -> str:
+    """Why a comparison says nothing, or what its checks leave open ("" when neither)."""
+    if r.voided_by is not None:
+        why = "its positive control failed" if r.result == "cannot see attention" else "its control moved"
+        return f" ({why}: {r.voided_by})"
+    if r.gate_failed:
+        return f" (the models did not learn beyond {r.gate})"
+    return f" ({r.check_note})" if r.check_note else ""
+
+
 def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
     """One comparison in words; ``decides=False`` for a tier that describes (no detectable effect,
     no pairs needed: more seeds there would decide nothing)."""
     res = r.result + r.qualifier
     if read_as_counts(r):
-        return f"{r.comparison.label}: {_counts(r)}, {res}"
+        test = f", Fisher exact p {p_relation(r.counts_p)}" if math.isfinite(r.counts_p) else ""
+        if math.isfinite(r.counts_p) and r.family_size > 1 and math.isfinite(r.holm_p):
+            test += f" (Holm p {p_relation(r.holm_p)})"
+        return f"{r.comparison.label}: {_counts(r)}{test}, {res}{_status(r)}"
     word = "Holm p" if r.comparison.role == "primary" else "p"
     # a 95% interval that excludes 0 beside "inconclusive": the Holm correction is what kept it open
     excludes = r.n >= 2 and (r.ci_low > 0 or r.ci_high < 0)
@@ -156,8 +167,11 @@ def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
              or (r.result == "inconclusive" and excludes and math.isfinite(r.holm_p)) else "")
     if r.result == "equivalent":
         extra += f", 90% interval {interval(r, 90)} inside ±{r.margin:.3g}"
+    if r.result.startswith(("worse", "better")) and r.family_size > 1 and math.isfinite(r.adj_low):
+        extra += (f", Bonferroni-adjusted interval for {r.family_size} comparisons "
+                  f"{bracket(r.adj_low, r.adj_high, f'+.{_decimals(r)}f')}")
     interim = f"{r.n} of {r.planned} planned pairs" if r.n < r.planned else f"{r.n} pairs"
-    text = f"{r.comparison.label}: {estimate_cell(r)} ({interim}{extra}), {res}"
+    text = f"{r.comparison.label}: {estimate_cell(r)} ({interim}{extra}), {res}{_status(r)}"
     cells = r.cell_estimates
     if cells and len(cells) > 1:
         means = [m for m, *_ in cells.values()]
@@ -167,34 +181,80 @@ def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
     if decides and r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None \
             and math.isfinite(r.mde):
         text += f"; these seeds detect about ±{significant(r.mde)}"
-        from .design import MAX_SEEDS, pairs_needed
+        from .design import MAX_SEEDS, UNREACHABLE, pairs_needed
 
-        need = pairs_needed(r.sd, r.margin, r.comparison.expect)
-        if need is not None and need > r.n:
+        need = pairs_needed(r.sd, r.margin, r.comparison.expect, r.mean)
+        if need == UNREACHABLE:
+            text += "; at the observed difference no number of seeds decides it"
+        elif need is not None and need > r.n:
             text += (f"; deciding needs about {need} pairs" if need <= MAX_SEEDS else
                      f"; deciding needs {'over 1,000' if need > 1000 else f'about {need}'} pairs, more than this "
                      "book can run")
     return text
 
 
+def direction_text(d: dict, decimals: int = 2) -> str:
+    """A comparison measured at several tiers in words: how many tiers point each way, and the
+    pooled (inverse-variance) estimate of the deciding tiers."""
+    k = len(d["tiers"])
+    unit = f" {d['unit']}" if d["unit"] and d["unit"] != "log10" else ""
+    name = short_label(d["label"]).split(",")[0]
+    text = (f"across {k} tiers ({', '.join(d['tiers'])}) {name} favours the candidate in "
+            f"{d['favour_candidate']} and the baseline in {d['favour_baseline']}")
+    if math.isfinite(d["pooled"]):
+        which = ("the deciding tier alone" if len(d["pooled_tiers"]) == 1 else
+                 f"pooled over {len(d['pooled_tiers'])} tiers by inverse variance")
+        text += (f"; {which}: {fixed(d['pooled'], decimals, True)} "
+                 f"{bracket(d['pooled_low'], d['pooled_high'], f'+.{decimals}f')}{unit}")
+    return text
+
+
 def summary(v: ClaimVerdict) -> str:
     """The primary comparisons with runs (what is missing, the detectable effect of each open one at
     the claim's Holm level), those of the deciding tier first and the other tiers' after them as
-    description, the checks, the margin and scale, and any note on when the margin, the rule or the
-    chance level was fixed (the sentence without its form)."""
+    description, a description registered to be shown beside a primary right after it, the parts
+    that could not be tested, the checks (open ones said to be open), the direction across tiers,
+    the multiplicity rule, the margin and scale, and any note on when the margin, the rule, the
+    chance level, the gate or the deciding tier was fixed (the sentence without its form)."""
     primary = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "primary"]
-    checks = [r for r in v.comparisons if r.n >= 2 and r.comparison.role == "check"]
+    checks = [r for r in v.comparisons if r.comparison.role == "check"]
+    beside = {}
+    for r in v.comparisons:
+        if r.comparison.role == "description" and r.comparison.shown_with and r.n >= 2:
+            beside.setdefault(r.comparison.shown_with, []).append(r)
     tier = v.claim.deciding_tier
     deciding = [r for r in primary if tier is None or r.comparison.tier == tier]
     others = [r for r in primary if r not in deciding]
-    text = ("; ".join(_comparison_text(r) for r in deciding) if deciding else
+
+    def with_beside(r):
+        text = _comparison_text(r)
+        for b in beside.get(r.comparison.id, []):
+            text += f"; beside it, {_comparison_text(b, decides=False)}"
+        return text
+
+    text = ("; ".join(with_beside(r) for r in deciding) if deciding else
             f"No primary comparison of the {tier} tier has two paired runs yet" if tier else
             "No primary comparison has two paired runs yet")
+    if v.untestable and v.form == "partly testable":
+        text += (f". Partly testable: {len(v.untestable)} of {len(deciding)} parts could not be tested ("
+                 + "; ".join(v.untestable) + ")")
+        if v.parts_form:
+            text += f"; the testable parts read *{v.parts_form}*"
+    elif v.untestable and v.form not in ("not testable as designed", "inconclusive at this scale"):
+        text += ". Not tested: " + "; ".join(v.untestable)
     if others:
         text += ". As description, the other tiers: " + "; ".join(_comparison_text(r, decides=False) for r in others)
-    if checks:
+    ran = [r for r in checks if r.n >= 2]
+    if ran:
         text += ". Checks of the design: " + "; ".join(
-            _comparison_text(r) + (" (failed)" if r.outcome == "contradicts" else "") for r in checks)
+            _comparison_text(r) + (" (failed)" if r.outcome == "contradicts" else
+                                   "" if r.outcome == "supports" else " (open)") for r in ran)
+    waiting = [r for r in checks if r.n < 2]
+    if waiting:
+        text += ". Checks with no runs yet (open): " + "; ".join(r.comparison.label for r in waiting)
+    if v.directions:
+        text += ". Direction: " + "; ".join(direction_text(d, 2 if v.claim.margin >= 0.2 else 3)
+                                             for d in v.directions)
     stored = sum(r.n for r in v.comparisons if r.comparison.role == "primary")
     planned = sum(r.planned for r in v.comparisons if r.comparison.role == "primary")
     if stored < planned:
@@ -203,8 +263,14 @@ def summary(v: ClaimVerdict) -> str:
     own = [c for c in v.claim.comparisons if c.margin is not None and c.margin != v.claim.margin]
     if own:
         text += " (" + "; ".join(f"{c.label}: ±{c.margin:.3g}" for c in own) + ")"
+    if v.family and len(deciding) > 1:
+        text += f"; {v.family}"
+        if any(r.comparison.cited_from for r in deciding):
+            text += " (a cited comparison keeps the adjustment of the claim that owns it)"
     if v.claim.deciding_tier:
         text += f"; the {v.claim.deciding_tier} tier decides, the others are description"
+        if v.claim.deciding_tier_after:
+            text += f" (chosen after the data: {v.claim.deciding_tier_after})"
     if v.claim.scale:
         text += f"; {v.claim.scale}"
     text += "."
@@ -212,6 +278,8 @@ def summary(v: ClaimVerdict) -> str:
         text += f" *Registered late: {v.claim.registered_after}.*"
     if v.claim.chance_registered_after:
         text += f" *Chance level registered late: {v.claim.chance_registered_after}.*"
+    if v.claim.gate_registered_after:
+        text += f" *Gate registered late: {v.claim.gate_registered_after}.*"
     return text
 
 
@@ -227,15 +295,16 @@ def comparison_rows(v: ClaimVerdict) -> list[dict]:
                      "Pairs": f"{r.n} of {r.planned}", "Difference [95% CI]": key_cell(r),
                      "90% CI": interval(r, 90) if r.n >= 2 and not split else "",
                      "Holm p": "" if split else p_value(r.holm_p), "TOST p": "" if split else p_value(r.tost_p),
-                     "Result": r.result + r.qualifier, "Outcome": r.outcome})
+                     "Result": r.result + r.qualifier + _status(r), "Outcome": r.outcome})
     return rows
 
 
-def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE) -> list[dict]:
+def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, pending: bool = False) -> list[dict]:
     """The answer table: one line per claim with stored runs, its short name (:data:`HEADLINES`) and
     statement, its verdict word and key number, with its comparison (``key number``) and in short
     (``short key``: the comparison is named only when the claim has several primary comparisons and
-    no deciding tier, so that a reader knows which one it is)."""
+    no deciding tier, so that a reader knows which one it is).  With ``pending``, a claim whose planned
+    runs are none of them stored is a row too, its verdict "pending" (else it is left out)."""
     rows = []
     for cid in ids:
         v = verdicts.get(cid)
@@ -243,6 +312,12 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
             continue
         key = _key(v)
         if key is None:
+            if pending and v.form == "pending":
+                planned = sum(r.planned for r in v.comparisons if r.comparison.role == "primary")
+                rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
+                             "verdict": "pending", "key number": f"0 of {planned} planned pairs stored",
+                             "short key": f"0 of {planned} planned pairs stored", "chapter": v.claim.chapter,
+                             "late": False, "interim": False})
             continue
         primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
         named = len(primaries) > 1 and not v.claim.deciding_tier or key.comparison.role != "primary"
@@ -250,7 +325,8 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
                      "verdict": v.form, "key number": f"{key.comparison.label}: {number_}",
                      "short key": f"{short_label(key.comparison.label)}: {number_}" if named else number_,
-                     "chapter": v.claim.chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after),
+                     "chapter": v.claim.chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after
+                                 or v.claim.gate_registered_after),
                      "interim": key.n < key.planned})
     return rows
 
@@ -274,7 +350,7 @@ def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEAD
     ``short=False`` its full statement), verdict and key number.  With ``links`` the claim links to the
     section that computes it (:func:`section_link`); without them a short name also names the chapter."""
     lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
-    for row in answer_rows(verdicts, ids):
+    for row in answer_rows(verdicts, ids, pending=True):
         number_ = row["chapter"].split("_", 1)[0]
         claim = row["claim"] if short else row["statement"]
         if links:
@@ -305,7 +381,9 @@ def polynomial_vs_softmax(verdicts: dict[str, ClaimVerdict]) -> list[tuple[Claim
 
 RESULT_COLOURS = {"equivalent": "#1b9e77", "worse": "#d95f02", "worse, size unclear": "#fdae61",
                   "did not learn": "#17becf", "better": "#7570b3", "better, size unclear": "#b2abd2",
-                  "split": "#e7298a", "inconclusive": "#7f7f7f", "uninformative": "#d9d9d9"}
+                  "split": "#e7298a", "fewer seeds learned": "#a6761d", "more seeds learned": "#66a61e",
+                  "inconclusive": "#7f7f7f", "uninformative": "#d9d9d9", "cannot see attention": "#9e9e9e",
+                  "control failed": "#d9b38c"}
 
 
 def forest_plot(verdicts: dict[str, ClaimVerdict], ax=None):

@@ -24,6 +24,7 @@ GRID_TITLES = {
     "vit_table1_quadratic": "Table 1 analogue, learned-scale x²",
     "vit_converged": "converged tier",
     "vit_unclipped": "converged tier, unclipped",
+    "vit_unclipped_ablated": "converged tier, unclipped, attention ablated",
     "vit_norm_intervention": "norm intervention",
     "vit_intervention_unclipped": "norm intervention, unclipped, output compensated",
     "vit_table2": "Table 2 analogue",

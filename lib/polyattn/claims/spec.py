@@ -9,6 +9,12 @@ each arm), the metric, and what the claim expects of the candidate against the b
     the candidate differs from the baseline in that direction (paired test, Holm within the
     claim's family).
 
+A comparison may carry a :class:`Gate`: the floor its baseline arm must clear (the level a model
+without attention reaches on that task, computed by :mod:`polyattn.claims.floors`); a baseline
+that does not clear it makes the comparison uninformative, and an arm split across it is read as
+counts.  A check names what it *validates* (comparison ids, or ``tier:<name>``; none: every
+primary of the claim).
+
 Each comparison has a *role*: ``primary`` (what the claim's statement is about), ``check`` (a
 control or condition that must hold for the design to test the claim; a contradicted check makes
 the claim "not testable as designed", never "not supported") or ``description`` (shown beside
@@ -48,6 +54,30 @@ class Arm:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """The floor a comparison's baseline must clear for the comparison to say anything: ``name`` in
+    words ("the count-based trigram"), ``level`` in the metric's display unit (a value from
+    :mod:`polyattn.claims.floors`), ``band`` how far beyond it a seed must be.  A seed *learned*
+    when it is better than ``level`` by more than ``band`` (below it, for a metric where lower is
+    better).  ``within_of``: optionally, (field, value, tolerance): the baseline must also be
+    within ``tolerance`` of its own arm's result with ``field`` set to ``value`` (the length
+    sweep's baseline within 0.15 bits/char of its T = 64 result)."""
+
+    name: str
+    level: float
+    band: float = 0.0
+    within_of: Optional[tuple] = None
+
+    def __post_init__(self):
+        if not self.name.strip():
+            raise ValueError("a gate needs the floor's name in words, e.g. 'the count-based bigram'")
+        if self.band < 0:
+            raise ValueError(f"gate {self.name!r}: the band must be non-negative, got {self.band}")
+        if self.within_of is not None and len(self.within_of) != 3:
+            raise ValueError(f"gate {self.name!r}: within_of reads (field, value, tolerance), got {self.within_of!r}")
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Candidate against baseline, paired by seed, on one metric."""
 
@@ -75,8 +105,18 @@ class Comparison:
     #: "claim_id:comparison_id" of the comparison this one cites, when another claim owns the runs'
     #: question (its result, with that claim's Holm correction, is read from there)
     cited_from: Optional[str] = None
+    #: the floor the baseline must clear (None: the claim's gate, if any)
+    gate: Optional[Gate] = None
+    #: for a check: the comparisons it validates (their ids, or "tier:<name>"); empty: every primary
+    validates: tuple = ()
+    #: for a description: the id of the comparison it is shown beside in the claim's summary
+    shown_with: Optional[str] = None
 
     def __post_init__(self):
+        if self.validates and self.role != "check":
+            raise ValueError(f"comparison {self.id!r}: only a check validates other comparisons")
+        if isinstance(self.validates, str):
+            raise ValueError(f"comparison {self.id!r}: validates is a tuple of ids, e.g. ('reaction',)")
         if self.expect not in EXPECTATIONS:
             raise ValueError(f"comparison {self.id!r}: expect must be one of {EXPECTATIONS}, got {self.expect!r}")
         if self.transform not in TRANSFORMS:
@@ -128,6 +168,12 @@ class RegisteredClaim:
     #: the day the claim was registered (ISO date): the day of the commit that first wrote its id into
     #: the register, or of its ``margin_commit`` (checked against the history by :mod:`polyattn.claims.dates`)
     registered: Optional[str] = None
+    #: the floor every comparison's baseline must clear (a comparison's own gate overrides it)
+    gate: Optional[Gate] = None
+    #: said when the deciding tier was chosen after some of its data were seen
+    deciding_tier_after: Optional[str] = None
+    #: said when the gates were written down after some of the runs they judge
+    gate_registered_after: Optional[str] = None
 
     def __post_init__(self):
         if self.registered is not None:
@@ -145,6 +191,14 @@ class RegisteredClaim:
             raise ValueError(f"claim {self.id!r}: logic must be 'all' or 'any', got {self.logic!r}")
         if not any(c.role == "primary" for c in self.comparisons):
             raise ValueError(f"claim {self.id!r} has no primary comparison: name what the claim is about")
+        tiers = {c.tier for c in self.comparisons}
+        for c in self.comparisons:
+            for v in c.validates:
+                if v.startswith("tier:") and v[5:] not in tiers or not v.startswith("tier:") and v not in ids:
+                    raise ValueError(f"claim {self.id!r}: check {c.id!r} validates {v!r}, which names no comparison "
+                                     f"or tier of the claim (ids {ids}, tiers {sorted(tiers)})")
+            if c.shown_with is not None and c.shown_with not in ids:
+                raise ValueError(f"claim {self.id!r}: {c.id!r} is shown with {c.shown_with!r}, not a comparison of it")
 
     #: a claim decided by comparisons of stored runs is never machine-dependent
     machine_dependent = False

@@ -9,6 +9,7 @@ from ..constants import (
     CHANCE_LATE,
     CUBE_14,
     CUBE_SQRT_N,
+    GATE_LATE,
     KJV_UNIGRAM_BPC,
     MQAR_CHANCE,
     MQAR_VOCAB,
@@ -17,7 +18,16 @@ from ..constants import (
     UNIGRAM_BAND,
     mqar_value_tokens,
 )
-from ..spec import RegisteredClaim, vs
+from ..floors import NGRAM_NAMES, floor, ngram_floor
+from ..spec import Gate, RegisteredClaim, vs
+
+#: A language model's baseline must beat the count-based bigram (one character of context) for its
+#: comparisons to say anything about attention.  No clearance beyond it: a band would split arms that sit
+#: just below the bigram into counts without a registered reason for its width.
+BIGRAM_GATE = Gate(NGRAM_NAMES[2], ngram_floor(2))
+#: MQAR: copying *a* value of the context (1/K at a query with K pairs, pooled over the test sets' queries)
+#: takes no key matching; softmax must get past it.
+COPY_PLATEAU_GATE = Gate("the copy plateau", floor("mqar", "copy_plateau"))
 
 _CUBE_ROW = {**CUBE_SQRT_N, "n_mode": "row"}
 _CUBE_FIXED = {**CUBE_SQRT_N, "n_mode": "fixed"}
@@ -39,7 +49,7 @@ LM_VS_SOFTMAX = RegisteredClaim(
            metric="test_bpc"),
     ),
     margin=0.05, margin_commit="fc88187", chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND,
-    chance_registered_after=CHANCE_LATE,
+    chance_registered_after=CHANCE_LATE, gate=BIGRAM_GATE, gate_registered_after=GATE_LATE,
     registered_after="the first language-model run started five minutes before the margin was committed",
     scale=_LM_SCALE,
 )
@@ -60,7 +70,7 @@ CAUSAL_SCALING = RegisteredClaim(
              "context", "equivalent", metric=m) for m, label in _LENGTHS),
     ),
     margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND, margin_commit="fc88187",
-    chance_registered_after=CHANCE_LATE,
+    chance_registered_after=CHANCE_LATE, gate=BIGRAM_GATE, gate_registered_after=GATE_LATE,
     registered_after="the comparisons were written down after the language-model runs were stored (the margin "
                      "itself was committed five minutes after the first run started)",
     scale=_LM_SCALE + "; models with sinusoidal positions are compared at the training length only (they never saw "
@@ -80,6 +90,7 @@ NOPE_LM = RegisteredClaim(
     ),
     margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND,
     chance_registered_after="the unigram level was added to this claim on 3 December, after its runs",
+    gate=BIGRAM_GATE, gate_registered_after=GATE_LATE,
     registered_after="the first 3 seeds of each model were stored before this claim was registered; seeds 3 "
                      "and 4 were added after",
     scale="micro character LM without positions, King James Bible, T = 128, 2,000 steps, book preset",
@@ -99,6 +110,14 @@ def _at(context: int) -> dict:
                         "sample_chars": 200, "positions": "none"}}
 
 
+#: How far a baseline of the sweep may fall behind its own T = 64 result and still count as having learned.
+_SWEEP_TOLERANCE = 0.15
+#: The sweep's baseline must beat the count-based trigram at every T and stay within the tolerance of its
+#: own T = 64 result: a model at the bigram level learned no attention at that length.
+SWEEP_GATE = Gate(f"{NGRAM_NAMES[3]} (and within {_SWEEP_TOLERANCE:g} bits/char of its own T = 64 result)",
+                  ngram_floor(3), within_of=("options", _at(64)["options"], _SWEEP_TOLERANCE))
+
+
 LENGTH_SCALE_NEEDED = RegisteredClaim(
     "length_scale_needed",
     "The unscaled $x^3$ falls behind $x^3/\\sqrt{i+1}$ at long training lengths, and its deficit grows with $T$ "
@@ -116,7 +135,7 @@ LENGTH_SCALE_NEEDED = RegisteredClaim(
            "row_vs_softmax_1024", "x³/√(i+1) − softmax, T = 1024 (control: the scaled cube trains)", "equivalent",
            metric="test_bpc", role="check", tier="T = 1024", margin=0.5),
     ),
-    margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND,
+    margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND, gate=SWEEP_GATE, gate_registered_after=GATE_LATE,
     notes=("the growth with T is stated as the slope of the paired difference over log2 T with its interval "
            "(chapter 07); the claim's verdict rests on the longest length, where the theory says the factor "
            "matters most", "3 seeds planned from the measured pair spread of the position-free models at T = 128 "
@@ -139,7 +158,8 @@ LENGTH_SCALE_FOLLOWS_N = RegisteredClaim(
            f"x³/√T − x³/√(i+1), T = {t}, at 4T", "worse", metric="test_bpc_x4", tier="4T", role="description")
         for t in (64, 256, 1024)
     ),
-    margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND, logic="all",
+    margin=0.05, chance=KJV_UNIGRAM_BPC, chance_band=UNIGRAM_BAND, logic="all", gate=SWEEP_GATE,
+    gate_registered_after=GATE_LATE,
     notes=("3 seeds planned; 2T decides and 4T is description, because at T = 128 the position-free models' "
            "paired differences at 4T spread too widely to decide with the seeds this book can run (the design "
            "table on the status page: causal_scaling at 4T)",),
@@ -196,7 +216,8 @@ MQAR = RegisteredClaim(
         vs("causal_mqar", _CUBE_FIXED, _SOFTMAX_ROW, "fixed_n", "x³/√T − softmax", "equivalent", metric="acc"),
         vs("causal_mqar", {**CUBE_14, **ROW_N}, _SOFTMAX_ROW, "cube_14", "x³/14 − softmax", "equivalent", metric="acc"),
     ),
-    margin=2.0, chance=MQAR_CHANCE, chance_registered_after=_MQAR_CHANCE_LATE,
+    margin=2.0, chance=MQAR_CHANCE, chance_registered_after=_MQAR_CHANCE_LATE, gate=COPY_PLATEAU_GATE,
+    gate_registered_after=GATE_LATE,
     registered_after="this margin was fixed after the MQAR runs were stored",
     notes=(_MQAR_CHANCE_NOTE,),
     scale="MQAR, micro model, six epochs, book preset",
@@ -214,7 +235,8 @@ MQAR_LONG = RegisteredClaim(
         vs("causal_mqar_long", {**CUBE_14, **ROW_N}, _SOFTMAX_ROW, "cube_14", "x³/14 − softmax", "worse",
            metric="acc"),
     ),
-    margin=2.0, chance=MQAR_CHANCE, chance_registered_after=_MQAR_CHANCE_LATE,
+    margin=2.0, chance=MQAR_CHANCE, chance_registered_after=_MQAR_CHANCE_LATE, gate=COPY_PLATEAU_GATE,
+    gate_registered_after=GATE_LATE,
     notes=(_MQAR_CHANCE_NOTE,),
     scale="MQAR, micro model, 60 epochs (ten times the book's budget), book preset",
 )

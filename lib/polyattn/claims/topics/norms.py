@@ -45,7 +45,7 @@ NORM_INTERVENTION_UNCLIPPED = RegisteredClaim(
         vs(_IU, _CAPPED, CUBE_SQRT_N, "sufficiency_contrast", "capped − uncapped x³/√N, unclipped", "better",
            baseline_grid=CONVERGED_UNCLIPPED_GRID),
         vs(_IU, {"activation": "softmax:k=1/8"}, SOFTMAX, "tightened", "softmax/8 − softmax, unclipped",
-           "equivalent", baseline_grid=CONVERGED_UNCLIPPED_GRID, role="description"),
+           "equivalent", baseline_grid=CONVERGED_UNCLIPPED_GRID, role="description", shown_with="necessity"),
         vs(_IU, _CAPPED, SOFTMAX, "capped_vs_softmax", "capped x³/√N − softmax, unclipped", "equivalent",
            baseline_grid=CONVERGED_UNCLIPPED_GRID, role="description"),
     ),

@@ -26,7 +26,8 @@ PHYSICS_POLY = RegisteredClaim(
         # the positive control, registered before its runs: with attention ablated PINNsFormer must do worse
         vs("physics_ablated", {"activation": "uniform", "dataset": pde}, {**SOFTMAX, "dataset": pde, "model": "small"},
            f"ablated_{_name(pde)}", f"attention ablated (uniform 1/N) − softmax, {_name(pde)} (log10 rMAE, positive "
-           "control)", "worse", baseline_grid="physics", metric="rMAE", transform="log10", role="check")
+           "control)", "worse", baseline_grid="physics", metric="rMAE", transform="log10", role="check",
+           validates=(_name(pde),))
         for pde in _PDES),
     margin=math.log10(2.0), chance=PDE_ZERO_PREDICTOR, chance_band=PDE_ZERO_BAND, margin_commit="fde58f9",
     chance_registered_after=CHANCE_LATE,
