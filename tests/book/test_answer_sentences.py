@@ -122,7 +122,8 @@ def test_a_rows_key_number_is_its_deciding_primary_not_its_control(planted):
     rows = ar.answer_rows(planted, ["qk_norm", "length_scale_needed", "table_parity"])
     qk = rows[0]
     assert qk.key.comparison.role == "primary" and qk.key.comparison.id == "cube_qknorm_vs_scaled"
-    assert "+2.97" not in ar.key_text(qk) and "−0.51 [−3.10, +2.08] points" in ar.key_text(qk)
+    assert "+2.97" not in ar.key_text(qk) and ar.key_text(qk) == \
+        "−0.51 [−3.10, +2.08] points (check failed: softmax with − without QK-norm)"
     assert qk.greyed and rows[1].greyed and not rows[2].greyed
     assert ar.key_text(rows[1]).endswith("untested: no model learned the task")
     table = ar.table_markdown(rows, links=False)

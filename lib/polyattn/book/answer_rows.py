@@ -28,6 +28,7 @@ MARKS = {
 class AnswerRow:
     id: str
     claim: str  # the short name (HEADLINES)
+    failed: tuple  # the comparisons of the claim's checks that failed (their results)
     statement: str
     chapter: str
     form: str
@@ -70,7 +71,9 @@ def answer_rows(verdicts: dict, ids=None) -> list[AnswerRow]:
         key = deciding(v)
         primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
         rows.append(AnswerRow(
-            id=cid, claim=HEADLINES.get(cid, v.claim.statement), statement=v.claim.statement,
+            id=cid, claim=HEADLINES.get(cid, v.claim.statement),
+            failed=tuple(r for r in v.comparisons if r.comparison.role == "check" and r.outcome == "contradicts"),
+            statement=v.claim.statement,
             chapter=v.claim.chapter, form=v.form, key=key, named=len(primaries) > 1 and not v.claim.deciding_tier,
             late=bool(v.claim.registered_after or v.claim.chance_registered_after),
             interim=any(r.n < r.planned for r in v.comparisons if r.comparison.role == "primary"),
@@ -80,7 +83,7 @@ def answer_rows(verdicts: dict, ids=None) -> list[AnswerRow]:
 
 def key_text(row: AnswerRow) -> str:
     """The table's key-number cell: the deciding comparison's number (named when the claim has
-    several primaries and no deciding tier), or why it says nothing."""
+    several primaries and no deciding tier), or why it says nothing; then any check that failed."""
     from ..claims.report import key_cell, short_label
     from .questions import _floor_words
 
@@ -90,7 +93,11 @@ def key_text(row: AnswerRow) -> str:
     text = key_cell(r)
     if not informative(r):
         text = f"untested: {_floor_words(r)}"
-    return f"{short_label(r.comparison.label)}: {text}" if row.named or not informative(r) else text
+    text = f"{short_label(r.comparison.label)}: {text}" if row.named or not informative(r) else text
+    if row.failed:
+        text += " (check failed: " + "; ".join(short_label(f.comparison.label).replace(" (control)", "")
+                                               for f in row.failed) + ")"
+    return text
 
 
 def legend_line(rows) -> str:
