@@ -170,10 +170,11 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     if links:  # on the site: in the compact type of the site's answer-table class
         table = f":::{{container}} answer-table\n{table}\n:::"
     note = ("Every claim's verdict, computed from the stored `book` records by one rule over the comparisons it is "
-            "about (the words are explained below the table); its key number is its deciding comparison. "
-            + legend_line(rows))
-    return (f"{questions_markdown(verdicts, links=links)}\n\n{note.strip()}\n\n{table}\n\n"
-            f"**What the verdict words mean.**\n\n{legend_markdown()}\n\n{findings_markdown(verdicts)}")
+            "about (legend below); its key number is its deciding comparison.")
+    marks = legend_line(rows)
+    return (f"{questions_markdown(verdicts, links=links)}\n\n" + (f"{marks}\n\n" if marks else "")
+            + f"{table}\n\n{note}\n\n**What the verdict words mean.**\n\n{legend_markdown()}\n\n"
+            f"{findings_markdown(verdicts)}")
 
 
 def intro_answer(src: Path, verdicts: dict | None = None) -> str:
