@@ -213,3 +213,16 @@ def test_svg_text_sizes_reads_the_size_as_shown_at_the_column():
     # drawn twice as wide as the column: shown at half its size
     assert forest.svg_text_sizes(svg) == [("a", pytest.approx(4.5))]
     assert not math.isnan(forest.svg_text_sizes(svg)[0][1])
+
+
+def test_a_chapters_findings_key_each_claim_by_its_deciding_primary():
+    from polyattn.book.deliver import findings
+    from polyattn.claims.evaluate import evaluate
+
+    text = findings("09_critiques", glue_it=False)
+    line = next(row for row in text.splitlines() if row.startswith("| QK-norm"))
+    key = ar.deciding(evaluate("qk_norm"))
+    assert key.comparison.role == "primary"
+    assert line.rstrip(" |").split(" | ")[2] == ar.key_text(ar.answer_rows({"qk_norm": evaluate("qk_norm")})[0])
+    assert "(control):" not in line
+    assert text.count("fixed after some runs were seen") <= 1

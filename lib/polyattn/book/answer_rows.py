@@ -106,13 +106,16 @@ def legend_line(rows) -> str:
     return "; ".join(f"{m} {note}" for m, note in MARKS.items() if m in used) + ("." if used else "")
 
 
-def table_markdown(rows: list[AnswerRow], links: bool = True) -> str:
+def table_markdown(rows: list[AnswerRow], links: bool = True, statements: bool = False) -> str:
     """The answer table: the claim's short name (linked to its section with ``links``, else with
-    its chapter), its verdict word with its markers, and its key number."""
+    its chapter; with ``statements`` its full statement, as a chapter's findings give it), its
+    verdict word with its markers, and its key number."""
     from ..claims.report import section_link
 
     lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
     for row in rows:
         claim = section_link(row.id, row.claim) if links else f"{row.claim} (chapter {row.chapter.split('_', 1)[0]})"
+        if statements:
+            claim = row.statement
         lines.append(f"| {claim} | **{row.form}**{row.marks} | {key_text(row).replace('|', chr(92) + '|')} |")
     return "\n".join(lines).replace("\u2212", "−")

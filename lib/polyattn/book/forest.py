@@ -147,7 +147,7 @@ def forest_figure(rows):
     legend_rows = -(-len(handles) // 3)
     bottom = (0.95 + 0.22 * legend_rows) / height
     fig.text(0.005, bottom - 0.62 / height, "margins\n(shaded)", fontsize=MIN_PT, va="bottom")
-    fig.subplots_adjust(left=0.35, right=0.985, top=1 - 0.62 / height, bottom=bottom)
+    fig.subplots_adjust(left=0.35, right=0.97, top=1 - 0.62 / height, bottom=bottom)
     return fig
 
 
