@@ -226,3 +226,19 @@ def test_a_chapters_findings_key_each_claim_by_its_deciding_primary():
     assert line.rstrip(" |").split(" | ")[2] == ar.key_text(ar.answer_rows({"qk_norm": evaluate("qk_norm")})[0])
     assert "(control):" not in line
     assert text.count("fixed after some runs were seen") <= 1
+
+
+def test_a_result_the_rule_adds_later_gets_a_colour_of_its_own_in_the_legend(planted):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = planted["table_parity"].comparisons[0]
+    r.result, r.outcome = "worse by less than the margin", "supports"
+    rows = _rows(planted)
+    fig = forest.forest_figure(rows)
+    legend = {h.get_label(): h.get_color() for h in fig.legends[0].legend_handles if hasattr(h, "get_marker")}
+    assert legend["worse by less than the margin"] not in {c for k, c in legend.items()
+                                                          if k != "worse by less than the margin"}
+    plt.close(fig)

@@ -22,6 +22,21 @@ MIN_PT = 9.0
 #: Grey for rows that test nothing (a gate or a check failed, no pairs yet).
 GREY = "#a6a6a6"
 BAND = "#1b9e77"
+#: Colours for results the rule may add beyond those of RESULT_COLOURS, in order of first use.
+MORE_COLOURS = ("#a6761d", "#e6ab02", "#66a61e", "#386cb0", "#8c510a")
+
+
+def result_colours(rows) -> dict[str, str]:
+    """A colour for each result of the rows' deciding comparisons: the book's result colours, and a
+    colour of its own for a result they do not name."""
+    from ..claims.report import RESULT_COLOURS
+
+    out = dict(RESULT_COLOURS)
+    extra = iter(MORE_COLOURS)
+    for row in rows:
+        if row.key is not None and row.key.result not in out:
+            out[row.key.result] = next(extra, "#7f7f7f")
+    return out
 
 
 def panel_unit(r) -> str:
@@ -66,7 +81,7 @@ def forest_figure(rows):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..claims.report import RESULT_COLOURS, read_as_counts
+    from ..claims.report import read_as_counts
 
     units = list(dict.fromkeys(panel_unit(r.key) for r in rows if r.key is not None)) or ["points"]
     counts = [sum(1 for r in rows if r.key is not None and panel_unit(r.key) == u) for u in units]
@@ -77,6 +92,7 @@ def forest_figure(rows):
         fig, axes = plt.subplots(1, len(units), figsize=(WIDTH_PX / 96, height), sharey=True,
                                  gridspec_kw={"width_ratios": widths, "wspace": 0.12})
     axes = list(axes) if len(units) > 1 else [axes]
+    colours = result_colours(rows)
     used = set()
     greyed_any = False
     for ax, unit in zip(axes, units):
@@ -89,7 +105,7 @@ def forest_figure(rows):
             r = row.key
             if r is None or panel_unit(r) != unit:
                 continue
-            colour = GREY if row.greyed else RESULT_COLOURS.get(r.result, "#7f7f7f")
+            colour = GREY if row.greyed else colours[r.result]
             greyed_any |= row.greyed
             if not row.greyed:
                 used.add(r.result)
@@ -136,9 +152,7 @@ def forest_figure(rows):
     for tick, row in zip(axes[0].get_yticklabels(), reversed(rows)):
         if row.greyed:
             tick.set_color("#7f7f7f")
-    handles = [Line2D([], [], color=RESULT_COLOURS[k], marker="o", lw=2, label=k) for k in RESULT_COLOURS if k in used]
-    handles += [Line2D([], [], color=c, marker="o", lw=2, label=k) for k, c in
-                {k: "#7f7f7f" for k in used if k not in RESULT_COLOURS}.items()]
+    handles = [Line2D([], [], color=c, marker="o", lw=2, label=k) for k, c in colours.items() if k in used]
     if greyed_any:
         handles.append(Line2D([], [], color=GREY, marker="o", lw=2, label="untested: a gate or check failed"))
     handles.append(Patch(color=BAND, alpha=0.25, label="the row's margin"))
