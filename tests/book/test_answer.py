@@ -18,14 +18,18 @@ def test_the_readme_answer_is_what_the_committed_records_give():
 
 
 def test_the_answer_table_fits_one_screen_and_every_verdict_word_is_in_the_legend():
+    from polyattn.book.answer_rows import answer_rows
     from polyattn.claims.evaluate import evaluate_all
-    from polyattn.claims.report import answer_rows
 
     verdicts = evaluate_all()
     rows = answer_rows(verdicts)
     assert 1 <= len(rows) <= 20
     legend = answer.legend_markdown()
-    assert all(f"**{r['verdict']}**" in legend for r in rows)
+    assert all(f"**{r.form}**" in legend for r in rows)
+    # the markers' legend stands once, above the table
+    block = answer.answer_block(verdicts)
+    assert block.count("fixed after some runs were seen") == 1
+    assert block.index("fixed after some runs were seen") < block.index("| claim | verdict | key number |")
 
 
 def test_replace_answer_needs_its_markers():
@@ -38,7 +42,8 @@ def test_replace_answer_needs_its_markers():
 def test_the_intro_answer_has_its_figure_and_links(tmp_path):
     md = answer.intro_answer(tmp_path)
     assert (tmp_path / answer.FOREST_FILE).stat().st_size > 10_000
-    assert "{ref}`04 <claim-table-parity>`" in md and "```{figure} answer_forest.png" in md
+    assert "{ref}`04 <claim-table-parity>`" in md and "```{figure} answer_forest.svg" in md
+    assert (tmp_path / answer.FOREST_FILE).read_text().lstrip().startswith("<?xml")
     assert "**What the verdict words mean.**" in md
     # what each claim rests on: collapsed, under the figure, one row per claim with runs; the legend once
     start = md.index(f"```{{dropdown}} {answer.SCOPE_TITLE}\n")
@@ -92,6 +97,7 @@ def test_the_verdicts_command_reports_a_stale_file(tmp_path):
 
 def test_the_three_questions_are_answered_from_the_register_with_their_numbers():
     from polyattn.book.answer import questions_markdown
+    from polyattn.book.questions import ANSWER_WORDS, MAX_WORDS, word_count
     from polyattn.claims.evaluate import evaluate_all
     from polyattn.claims.report import estimate_cell
 
@@ -100,11 +106,14 @@ def test_the_three_questions_are_answered_from_the_register_with_their_numbers()
     assert [line[:3] for line in text.splitlines()] == ["1. ", "2. ", "3. "]
     parity = verdicts["table_parity"]
     converged = next(r for r in parity.comparisons if r.comparison.id == "converged")
-    assert f"**{parity.form}**" in text.splitlines()[0] and estimate_cell(converged) in text.splitlines()[0]
-    assert f"**{verdicts['norm_intervention'].form}**" in text.splitlines()[2]
+    answers = [line.split("?** ", 1)[1] for line in text.splitlines()]
+    assert answers[0].startswith(f"**{ANSWER_WORDS.get(parity.form, parity.form)}")
+    assert estimate_cell(converged) in answers[0]
+    assert answers[2].startswith(f"**{ANSWER_WORDS.get(verdicts['norm_intervention'].form)}")
+    assert all(word_count(a) <= MAX_WORDS for a in answers)
     linked = questions_markdown(verdicts, links=True)
-    assert "{ref}`without it <claim-converged-unclipped>`" in linked
-    assert "{ref}`at T = 1024 <claim-length-scale-needed>`" in linked
+    assert "({ref}`chapter 04 <claim-table-parity>`)" in linked.splitlines()[0]
+    assert "({ref}`chapter 03 <claim-norm-intervention>`)" in linked.splitlines()[2]
 
 
 def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):

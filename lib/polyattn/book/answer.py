@@ -1,5 +1,7 @@
-"""The book's answer on one screen: the register's verdicts as a compact table, the forest plot of
-every polynomial-against-softmax comparison, the findings the book's own data show most clearly,
+"""The book's answer on one screen: the three questions answered in a sentence each
+(:mod:`polyattn.book.questions`), the register's verdicts as a compact table keyed by each claim's
+deciding comparison (:mod:`polyattn.book.answer_rows`), its forest plot (:mod:`polyattn.book.forest`),
+the findings the book's own data show most clearly,
 what each claim rests on (in a collapsed block on the intro) and the legend of every verdict word.
 The intro page and the README lead with it; both are written from the stored records through
 :mod:`polyattn.claims`, never by hand.
@@ -10,11 +12,12 @@ import math
 from pathlib import Path
 
 from .common import REPO_ROOT
+from .questions import questions_markdown
 
 ANSWER_MARKER = "% polyattn:answer"
 ANSWER_START = "<!-- answer: written by `python -m polyattn verdicts` from the claim register; do not edit -->"
 ANSWER_END = "<!-- end of answer -->"
-FOREST_FILE = "answer_forest.png"
+FOREST_FILE = "answer_forest.svg"
 
 def legend_markdown() -> str:
     from ..claims.rule import LEGEND
@@ -42,53 +45,6 @@ def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
         runs = arm_runs(Arm(grid, {"activation": act})).records
         out[act] = [last_probe(r, "attn_fro_over_sqrt_n") for r in runs.values() if r["status"] == "ok"]
     return out
-
-
-def _row(v, cid: str):
-    return next((r for r in v.comparisons if r.comparison.id == cid), None) if v is not None else None
-
-
-def _said(r) -> str:
-    """"−0.24 [−0.49, +0.01] points, equivalent" once the planned pairs are stored, "... (3 of 5
-    pairs)" before, or "0 of 5 pairs stored" before two are (each chapter gives the counts)."""
-    from ..claims.report import estimate_cell
-
-    if r is None:
-        return "not registered"
-    if r.n < 2:
-        return f"{r.n} of {r.planned} pairs stored"
-    interim = f" ({r.n} of {r.planned} pairs)" if r.n < r.planned else ""
-    return f"{estimate_cell(r)}, {r.result}{r.qualifier}{interim}"
-
-
-def questions_markdown(verdicts: dict, links: bool = False) -> str:
-    """The paper's three questions, each answered in one short sentence from the register's verdicts
-    (the claim's verdict word, then its key comparisons), with the section it rests on."""
-    from ..claims.report import section_link
-
-    def ref(cid: str, text: str) -> str:
-        return section_link(cid, text) if links else text
-
-    def form(cid: str) -> str:
-        v = verdicts.get(cid)
-        return f"**{v.form}**" if v is not None else "not registered"
-
-    parity, conv_un = verdicts.get("table_parity"), verdicts.get("converged_unclipped")
-    needed, length = verdicts.get("converged_scale_needed"), verdicts.get("length_scale_needed")
-    mech, mech_un = verdicts.get("norm_intervention"), verdicts.get("norm_intervention_unclipped")
-    return "\n".join((
-        f"1. **Does $x^3/\\sqrt{{N}}$ match softmax?** Converged ViT, Fashion-MNIST: {form('table_parity')}, "
-        f"{_said(_row(parity, 'converged'))} with clipping; {ref('converged_unclipped', 'without it')}, "
-        f"{_said(_row(conv_un, 'cube_sqrt_n'))}.",
-        f"2. **Is the $1/\\sqrt{{N}}$ factor needed?** \"Unscaled $x^3$ is worse\": "
-        f"{form('converged_scale_needed')}, {_said(_row(needed, 'cube_vs_scaled_converged'))}; "
-        f"{ref('converged_unclipped', 'unclipped')}: {_said(_row(conv_un, 'cube_vs_scaled'))}; "
-        f"{ref('length_scale_needed', 'at T = 1024')}: {_said(_row(length, 'cube_vs_row_1024'))}.",
-        f"3. **Does the norm bound explain softmax?** {form('norm_intervention')}; lifting it, "
-        f"{_said(_row(mech, 'necessity'))}; imposing it, {_said(_row(mech, 'sufficiency_contrast'))}; "
-        f"{ref('norm_intervention_unclipped', 'unconfounded')}, {form('norm_intervention_unclipped')}: lifting it, "
-        f"{_said(_row(mech_un, 'necessity'))}; imposing it, {_said(_row(mech_un, 'sufficiency_contrast'))}.",
-    ))
 
 
 def findings_markdown(verdicts: dict) -> str:
@@ -206,17 +162,19 @@ def _p(p: float) -> str:
 def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     """The README's answer block (and, with ``links``, the intro's table part)."""
     from ..claims.evaluate import evaluate_all
-    from ..claims.report import answer_markdown
+    from .answer_rows import answer_rows, legend_line, table_markdown
 
     verdicts = evaluate_all() if verdicts is None else verdicts
-    table = answer_markdown(verdicts, links=links)
+    rows = answer_rows(verdicts)
+    table = table_markdown(rows, links=links)
     if links:  # on the site: in the compact type of the site's answer-table class
         table = f":::{{container}} answer-table\n{table}\n:::"
-    note = ("Every claim, computed from the stored `book` records by one rule over the comparisons it is about "
-            "(legend below); † margin, rule or chance level fixed after some runs were seen; (interim) fewer pairs "
-            "than planned.")
-    return (f"{questions_markdown(verdicts, links=links)}\n\n{table}\n\n{note}\n\n**What the verdict words mean.**"
-            f"\n\n{legend_markdown()}\n\n{findings_markdown(verdicts)}")
+    note = ("Every claim's verdict, computed from the stored `book` records by one rule over the comparisons it is "
+            "about (legend below); its key number is its deciding comparison.")
+    marks = legend_line(rows)
+    return (f"{questions_markdown(verdicts, links=links)}\n\n" + (f"{marks}\n\n" if marks else "")
+            + f"{table}\n\n{note}\n\n**What the verdict words mean.**\n\n{legend_markdown()}\n\n"
+            f"{findings_markdown(verdicts)}")
 
 
 def intro_answer(src: Path, verdicts: dict | None = None) -> str:
@@ -225,18 +183,19 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
 
     matplotlib.use("Agg")
     from ..claims.evaluate import evaluate_all
-    from ..claims.report import forest_plot
+    from .answer_rows import answer_rows
+    from .forest import save_forest
 
     verdicts = evaluate_all() if verdicts is None else verdicts
-    fig = forest_plot(verdicts)
-    fig.savefig(Path(src) / FOREST_FILE, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    figure = ("```{figure} " + FOREST_FILE + "\n:name: answer-forest\n:width: 100%\n\n"
-              "Every comparison of a polynomial with softmax that the book has stored, in units of its claim's "
-              "margin (right: the polynomial did better).  Green bars sit inside the margin; orange ones show "
-              "the polynomial worse; grey ones cannot tell at these seeds.\n```")
+    save_forest(answer_rows(verdicts), Path(src) / FOREST_FILE)
+    figure = ("```{figure} " + FOREST_FILE + "\n:name: answer-forest\n:width: 100%\n"
+              ":alt: One row per claim of the answer table, in its order: the deciding comparison's difference "
+              "and 95% interval in its own unit, each row's margin shaded, grey rows untested\n\n"
+              "The answer table as a forest plot: each claim's deciding comparison, candidate minus baseline with "
+              "its 95% interval, in its own unit (one panel per unit; the shaded band is that row's margin, fixed "
+              "before the runs).  Colours give the comparison's result (legend); grey rows test nothing (a gate or "
+              "a check failed); an arrow marks an interval that runs past the frame, its estimate written beside "
+              "it.  Each chapter shows every comparison of its claims.\n```")
     return f"{answer_block(verdicts, links=True)}\n\n{figure}\n\n{scope_dropdown(verdicts)}\n"
 
 

@@ -156,12 +156,13 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         :format: myst
         ```
 
-    The same rows as the intro's answer table, restricted to this chapter and without its links.
+    The same rows as the intro's answer table (each keyed by its deciding comparison), restricted to
+    this chapter, with full statements and without links.
     """
     from ..claims.evaluate import evaluate
     from ..claims.register import MEASURED, REGISTER
-    from ..claims.report import answer_markdown, answer_rows
     from ..display import typographic
+    from .answer_rows import answer_rows, legend_line, table_markdown
 
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
     measured = [c for c in MEASURED.values() if c.chapter == chapter and not c.machine_dependent]
@@ -169,17 +170,15 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
                          f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
-    rows = answer_markdown(verdicts, ids, links=False, short=False).splitlines()
-    shown = {r["statement"] for r in answer_rows(verdicts, ids)}
-    rows += [f"| {v.claim.statement} | *no paired runs stored yet* | |" for v in verdicts.values()
-             if v.claim.statement not in shown]
+    answer = answer_rows(verdicts, ids)
+    rows = table_markdown(answer, links=False, statements=True).splitlines()
     for c in measured:  # measured claims: the form and the first sentence of the finding
         finding = c.evaluate()
         first = typographic(finding.summary.strip().split(". ")[0].rstrip(".")).replace("|", "\\|")
         rows.append(f"| {c.statement} | **{finding.form}** | {first} |")
     text = "\n".join(rows)
-    if any(v.claim.registered_after for v in verdicts.values()):
-        text += "\n\n† margin registered after the first runs were seen (see the claim's section)."
+    if legend_line(answer):
+        text += f"\n\n{legend_line(answer)}"
     if glue_it:
         from IPython.display import Markdown
         from myst_nb import glue

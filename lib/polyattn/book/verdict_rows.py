@@ -148,6 +148,24 @@ def replace_findings(readme_text: str, block: str) -> str:
     return f"{head}{FINDINGS_START}\n{block}\n{FINDINGS_END}{tail}"
 
 
+#: The notes a verdict's summary repeats from claim to claim, each folded into its marker on the
+#: intro's table (:data:`polyattn.book.answer_rows.MARKS` says what the markers mean, once).
+_FOLDED = ((r"\s*\*(?:Chance level registered late|Registered late):[^*]*\*", "†"),
+           (r", more than this book can run", "§"))
+
+
+def fold_notes(summary: str) -> tuple[str, str]:
+    """A summary without the notes that every row would repeat, and the markers that replace them."""
+    import re
+
+    marks = ""
+    for pattern, mark in _FOLDED:
+        summary, n = re.subn(pattern, mark if mark == "§" else "", summary)
+        if n and mark not in marks:
+            marks += mark
+    return summary.strip(), marks
+
+
 def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = None,
                   root: Path | None = None) -> str:
     """The intro's verdict table as MyST markdown.
@@ -169,7 +187,10 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
         verdicts = json.loads(path.read_text()) if path.exists() else {}
     machine = collect_verdicts({k: v for k, v in executed.items()
                                 if any(c.machine_dependent and c.chapter == k for c in CLAIMS)})
+    from .answer_rows import MARKS
+
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
+    used = set()
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
         v = machine.get(c.id) if c.machine_dependent else verdicts.get(c.id)
@@ -180,9 +201,11 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
         else:
             where = f"{{doc}}`chapter {number} </chapters/{c.chapter}>`"
         if v is not None:
-            summary = " ".join(v["summary"].split()).replace("|", "\\|")
-            cell = f"**{v['form']}**: {summary}"
+            summary, marks = fold_notes(" ".join(v["summary"].split()))
+            used |= set(marks)
+            cell = f"**{v['form']}**{marks.replace('§', '')}: {summary.replace('|', chr(92) + '|')}"
         else:
             cell = f"pending: chapter {number}"
         lines.append(f"| {statement(c)} | {c.source} | {where} | {cell} |")
-    return "\n".join(lines)
+    legend = "; ".join(f"{m} {note}" for m, note in MARKS.items() if m in used)
+    return (legend + ".\n\n" if legend else "") + "\n".join(lines)
