@@ -145,9 +145,9 @@ def registered_text(delivered: Delivered, comparison_id: str) -> str:
 
 
 def findings(chapter: str, glue_it: bool = True) -> str:
-    """The closing table of ``chapter`` ("What this chapter found"): one line per claim the chapter
+    """The opening table of ``chapter`` ("What this chapter found"): one line per claim the chapter
     computes (comparisons of runs and measured claims), with its verdict word and key number, as
-    MyST Markdown.
+    MyST Markdown; each compared claim links to the section that computes it.
 
     Glued as ``findings_<chapter>``; paste it with the block directive (the inline role parses
     inline Markdown only, so a table pasted with it does not render as a table)::
@@ -156,7 +156,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         :format: myst
         ```
 
-    The same rows as the intro's answer table, restricted to this chapter and without its links.
+    The same rows as the intro's answer table, restricted to this chapter, with full statements.
     """
     from ..claims.evaluate import evaluate
     from ..claims.register import MEASURED, REGISTER
@@ -169,7 +169,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
                          f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
-    rows = answer_markdown(verdicts, ids, links=False, short=False).splitlines()
+    rows = answer_markdown(verdicts, ids, links=True, short=False).splitlines()
     shown = {r["statement"] for r in answer_rows(verdicts, ids)}
     rows += [f"| {v.claim.statement} | *no paired runs stored yet* | |" for v in verdicts.values()
              if v.claim.statement not in shown]
