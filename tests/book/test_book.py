@@ -147,7 +147,7 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     assert row == {"grid": "unit_grid", "book runs": 5, "stored": 1, "state": "4 to run", "core-hours stored": "1.5",
                    "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
-    assert f"| unit_grid | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | 01_mini |" in status.records_markdown(root)
+    assert f"| unit grid (grid unit_grid) | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | 01_mini |" in status.records_markdown(root)
     # a step ratio measured against the stored class prices the mini model: 5400 s / 50 steps x 2 x 100 steps = 6 h
     from polyattn import step_cost
 
@@ -637,6 +637,10 @@ _RAW_TEXT = (
     ("a pandas repr", re.compile(r"\bdtype: |\bName: \w+, dtype|object at 0x[0-9a-f]+|<pandas\.|Styler object")),
     # a table cell that holds nothing but a missing value as Python or pandas print it
     ("a missing value printed raw", re.compile(r"^(?:nan|NaN|None|NaT|<NA>)$")),
+    ("a tensor repr", re.compile(r"\btensor\(")),
+    # an activation's spec string or a claim id where its display name belongs
+    ("an internal id", re.compile(r"(?<![A-Za-z])(?:poly|poly_cap|poly_norm|softmax|ssmax|relu_n|sigmoid):[a-z]+="
+                                  r"|\b[a-z]+_vs_[a-z]+\b")),
 )
 
 #: A column heading that reads as code: a DataFrame shown with its programmatic column names.
@@ -679,7 +683,10 @@ def test_the_reader_view_check_names_what_a_reader_should_not_see():
     for block, what in (("takes 1.45 times at $N=$ 8192", "dollar sign"), ("metric ap Name: 0, dtype: object", "pandas repr"),
                         ("nan", "missing value"), ("NaN", "missing value"), (r"gap $1 - \sqrt{N}$", "TeX"),
                         ("<pandas.io.formats.style.Styler object at 0x7f3a>", "pandas repr"),
-                        ("the search gets within 1.1e-06 of it", "e-notation"), ("+0.18 [-0.07, +0.44]", "hyphen")):
+                        ("the search gets within 1.1e-06 of it", "e-notation"), ("+0.18 [-0.07, +0.44]", "hyphen"),
+                        ("tensor([[0.5774, 0.0722]])", "tensor repr"), ("The sweep trains poly:p=3,c=C here", "internal id"),
+                        ("attention sinks: sinks_poly:p=3,c=1/14_row (±0.125)", "internal id"),
+                        ("the register's for lm_vs_softmax", "internal id")):
         found = _reader_view_problems("p.html", {**clean, "blocks": [block]})
         assert len(found) == 1 and what in found[0], (block, found)
     found = _reader_view_problems("p.html", {**clean, "headers": ["p", "ratio_ci_lo", "relative_to_first_d"]})
@@ -841,3 +848,14 @@ def test_chapters_execute_over_local_sockets_without_a_transport_warning(tmp_pat
     assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "True\n"
     assert "without encryption" not in capfd.readouterr().err
     assert not list(tmp_path.glob("kernel*")), "IPC sockets belong in a private temporary folder"
+
+
+def test_the_status_page_names_claims_and_comparisons_in_words():
+    from polyattn.book import status
+    from polyattn.claims.register import REGISTER
+
+    cid, claim = next((k, c) for k, c in REGISTER.items() if any(":" in x.id for x in c.comparisons))
+    comp = next(x for x in claim.comparisons if ":" in x.id)
+    assert status.comparison_name(cid, comp.id) == comp.label and ":" not in status.claim_name(cid).split(" ")[0]
+    assert status.grid_name("vit_converged") == "converged tier (grid vit_converged)"
+    assert status.comparison_name("no_such_claim", "a_b") == "a b"
