@@ -860,3 +860,18 @@ def test_the_status_page_names_claims_and_comparisons_in_words():
     assert status.comparison_name(cid, comp.id) == comp.label and ":" not in status.claim_name(cid).split(" ")[0]
     assert status.grid_name("vit_converged") == "converged tier (grid vit_converged)"
     assert status.comparison_name("no_such_claim", "a_b") == "a b"
+
+
+def test_notes_repeated_across_verdicts_become_one_marker_and_one_legend_line():
+    from polyattn.book.verdict_rows import fold_repeated_notes
+
+    late = " *Chance level registered late: the band was written down on 2 December, after the runs.*"
+    other = " *Chance level registered late: the floor was added on 3 December.*"
+    cells = ["**not supported**: a, needs over 1,000 pairs, more than this book can run." + late,
+             "**holds**: b" + late, "**holds**: c" + other, "**open**: d, needs 40 pairs, more than this book can run."]
+    folded, legend = fold_repeated_notes(cells)
+    assert folded[0] == "**not supported**: a, needs over 1,000 pairs ◊.§" and folded[1] == "**holds**: b§"
+    assert folded[2] == cells[2]  # said once: stays where it is
+    assert legend == ["§ Chance level registered late: the band was written down on 2 December, after the runs.",
+                      "◊ More pairs than this book can run."]
+    assert fold_repeated_notes(["x" + late]) == (["x" + late], [])

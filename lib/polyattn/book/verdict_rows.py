@@ -10,6 +10,8 @@ are read from the chapter that measured them (:func:`collect_verdicts`).
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
@@ -170,6 +172,7 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
     machine = collect_verdicts({k: v for k, v in executed.items()
                                 if any(c.machine_dependent and c.chapter == k for c in CLAIMS)})
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
+    rows = []
     for c in CLAIMS:
         number = c.chapter.split("_", 1)[0]
         v = machine.get(c.id) if c.machine_dependent else verdicts.get(c.id)
@@ -184,5 +187,33 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
             cell = f"**{v['form']}**: {summary}"
         else:
             cell = f"pending: chapter {number}"
-        lines.append(f"| {statement(c)} | {c.source} | {where} | {cell} |")
-    return "\n".join(lines)
+        rows.append((c, where, cell))
+    cells, legend = fold_repeated_notes([cell for _, _, cell in rows])
+    lines += [f"| {statement(c)} | {c.source} | {where} | {cell} |" for (c, where, _), cell in zip(rows, cells)]
+    return "\n".join(lines) + ("\n\n" + "  \n".join(legend) if legend else "")
+
+
+#: Notes the register writes into many verdicts in the same words: each becomes a marker when it
+#: recurs, explained once under the table.  (pattern, marker, legend line from the pattern's group)
+REPEATED_NOTES = (
+    (re.compile(r" ?\*Chance level registered late: ([^*]+?)\.?\*"), "§", "§ Chance level registered late: {}."),
+    (re.compile(r" ?\*Registered late: ([^*]+?)\.?\*"), "¶", "¶ Registered late: {}."),
+    (re.compile(r", more than this book can run()"), " ◊", "◊ More pairs than this book can run."),
+)
+
+
+def fold_repeated_notes(cells: list[str]) -> tuple[list[str], list[str]]:
+    """``cells`` with each note of :data:`REPEATED_NOTES` that recurs in the same words in two or more
+    cells replaced by its marker, and the legend lines that explain the markers (a note found once
+    stays in its cell)."""
+    cells, legend = list(cells), []
+    for pattern, marker, line in REPEATED_NOTES:
+        seen = Counter(m.group(1) for cell in cells for m in pattern.finditer(cell))
+        repeated = [text for text, n in seen.items() if n >= 2]
+        if len(repeated) > 1:  # one marker stands for one wording; the others stay in their cells
+            repeated = [max(repeated, key=lambda text: seen[text])]
+        for text in repeated:
+            cells = [pattern.sub(lambda m, text=text: marker if m.group(1) == text else m.group(0), cell)
+                     for cell in cells]
+            legend.append(line.format(text.rstrip(".")) if text else line)
+    return cells, legend
