@@ -213,7 +213,7 @@ def fold_repeated_notes(cells: list[str]) -> tuple[list[str], list[str]]:
         if len(repeated) > 1:  # one marker stands for one wording; the others stay in their cells
             repeated = [max(repeated, key=lambda text: seen[text])]
         for text in repeated:
-            cells = [pattern.sub(lambda m, text=text: marker if m.group(1) == text else m.group(0), cell)
+            cells = [pattern.sub(lambda m, text=text, marker=marker: marker if m.group(1) == text else m.group(0), cell)
                      for cell in cells]
             legend.append(line.format(text.rstrip(".")) if text else line)
     return cells, legend
