@@ -169,6 +169,8 @@ def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
 
 #: The stamp's type size in points: the smallest text of a figure a reader must still read.
 STAMP_POINTS = 9
+#: The longest line of a stamp, in characters (about 4.5 inches at 9 points).
+STAMP_CHARS = 90
 
 
 def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower right"):
@@ -184,6 +186,11 @@ def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower rig
     label = PRESET_NOTES.get(preset, f"preset {preset}")
     if text:
         label = f"{label} | {text}"
+    if len(label) > STAMP_CHARS:  # a long stamp in lines, so that it never makes a figure wider than the column
+        import textwrap
+
+        label = "\n".join(line for part in label.split(" | ", 1)
+                          for line in textwrap.wrap(part, STAMP_CHARS, break_on_hyphens=False))
     positions = {
         "lower right": (0.99, 0.01, "right", "bottom"),
         "lower left": (0.01, 0.01, "left", "bottom"),
@@ -302,6 +309,7 @@ MIN_LABEL_POINTS = 9
 
 def _tight_width_inches(fig) -> float:
     """The width of ``fig`` as ``savefig(bbox_inches="tight")`` writes it, padding included."""
+    fig.draw_without_rendering()  # a layout engine (constrained, tight) places the axes at draw time
     renderer = fig.canvas.get_renderer()
     pad = matplotlib.rcParams["savefig.pad_inches"]
     pad = pad if isinstance(pad, (int, float)) else 0.1
@@ -313,20 +321,25 @@ def displayed_scale(fig, column_px: int = COLUMN_PX) -> float:
     return min(1.0, column_px / (_tight_width_inches(fig) * CSS_PX_PER_INCH))
 
 
-def fit_to_column(fig, column_px: int = COLUMN_PX, tries: int = 4):
+def fit_to_column(fig, column_px: int = COLUMN_PX, tries: int = 6):
     """Narrow ``fig`` until its saved width fits the column, keeping its type sizes, so that the page
     shows it at its own size instead of shrinking its labels; returns the figure.
 
     The axes narrow, the text (labels, legends outside the axes) keeps its size; the height shrinks in
     proportion, not below three quarters of itself."""
-    limit = column_px / CSS_PX_PER_INCH
+    limit = column_px / CSS_PX_PER_INCH - 0.01  # a hair inside, so that the page does not scale it at all
+    w0, h0 = fig.get_size_inches()
+    slope, last = 1.0, None  # how much the saved width changes per inch of figure width
     for _ in range(tries):
+        w = fig.get_size_inches()[0]
         width = _tight_width_inches(fig)
-        if width <= limit + 1e-3:
+        if width <= limit:
             break
-        w, h = fig.get_size_inches()
-        new_w = max(w - (width - limit) - 0.02, 0.4 * w)
-        fig.set_size_inches(new_w, h * max(new_w / w, 0.75), forward=False)
+        if last is not None and last[0] != w:
+            slope = min(1.0, max(0.2, (last[1] - width) / (last[0] - w)))
+        last = (w, width)
+        new_w = max(w - (width - limit) / slope - 0.02, 0.4 * w0)
+        fig.set_size_inches(new_w, h0 * max(new_w / w0, 0.75), forward=False)
     return fig
 
 

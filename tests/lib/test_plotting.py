@@ -176,3 +176,13 @@ def test_plain_text_drops_tex_markup():
     assert plotting.plain_text("$x^3/\\sqrt{N}$") == "x³/√N"
     assert plotting.plain_text("$\\|A\\|_F / \\sqrt{N}$") == "‖A‖_F / √N"
     assert plotting.plain_text("no markup, 5% of runs") == "no markup, 5% of runs"
+
+
+def test_a_long_stamp_is_set_in_lines_no_wider_than_the_limit():
+    fig, ax = plt.subplots()
+    note = "3 seeds, a line each; dashed: copy plateau 1/K = 50%, its band grey; dotted: guessing, and the rest"
+    lines = plotting.stamp(fig, "smoke", note).get_text().split("\n")
+    assert lines[0] == plotting.PRESET_NOTES["smoke"] and len(lines) >= 3
+    assert max(map(len, lines)) <= plotting.STAMP_CHARS and " ".join(lines[1:]) == note
+    assert plotting.stamp(ax, "book", "8 seeds").get_text() == "preset book | 8 seeds"  # short: one line
+    plt.close(fig)
