@@ -875,3 +875,14 @@ def test_notes_repeated_across_verdicts_become_one_marker_and_one_legend_line():
     assert legend == ["§ Chance level registered late: the band was written down on 2 December, after the runs.",
                       "◊ More pairs than this book can run."]
     assert fold_repeated_notes(["x" + late]) == (["x" + late], [])
+
+
+def test_a_claim_beside_its_table_keeps_its_verdict_and_terms_not_its_rows():
+    from polyattn.book.deliver import beside_table
+
+    text = ("**Inconclusive at this power**. x/√N − x³/√N: +0.72 [−4.40, +5.83] points (3 pairs), inconclusive; "
+            "x²/√N − x³/√N: +1.65 [−1.07, +4.37] points (3 pairs), inconclusive. Margin ±1; the converged tier "
+            "decides. *Registered late: on 2 December.*")
+    assert beside_table(text) == ("**Inconclusive at this power**. Its comparisons are the table's rows. Margin ±1; "
+                                  "the converged tier decides. *Registered late: on 2 December.*")
+    assert beside_table("**Holds**. One sentence without terms.") == "**Holds**."

@@ -74,6 +74,7 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
 
         glue(f"claim_{claim_id}", Markdown(text), display=False)
         glue(f"claim_{claim_id}_form", v.form, display=False)
+        glue(f"claim_{claim_id}_terms", Markdown(beside_table(text)), display=False)
         if claim_id in CLAIM_IDS:
             verdict(claim_id, body, form=v.form)
     rows = [{k: r[k] for k in ("Comparison", "Pairs", "Difference [95% CI]", "90% CI", "Holm p", "TOST p", "Result")}
@@ -82,6 +83,17 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
                "Holm over the claim's informative primary comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
+
+
+def beside_table(text: str) -> str:
+    """A claim's sentence (:func:`deliver`) for a place where the table of its comparisons is shown: its
+    verdict and its terms (margin, deciding tier, scale, notes) without the comparisons, which would
+    repeat the table's rows in one sentence shape each."""
+    head, sep, _ = text.partition(". ")
+    _, margin, terms = text.rpartition(". Margin ±")
+    if not margin:  # no terms to keep: the verdict alone
+        return head + "."
+    return f"{head}{sep}Its comparisons are the table's rows. Margin ±{terms}"
 
 
 def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
