@@ -674,6 +674,48 @@ def _reader_view_problems(page, view, slack=4):
     return problems
 
 
+# Every SVG image of the article: where it comes from, the width it is shown at, its alt text.
+_FIGURES_JS = r"""
+const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+return JSON.stringify(Array.from(article.querySelectorAll('img')).filter(i => i.src.endsWith('.svg'))
+  .filter(i => i.getClientRects().length > 0)
+  .map(i => ({src: new URL(i.src).pathname, shown: i.getBoundingClientRect().width, alt: i.alt || ''})));
+"""
+
+
+def _svg_smallest_points(svg: str, shown_px: float) -> float:
+    """The smallest text of a matplotlib SVG (its user unit is the point) in points as the page shows it,
+    ``shown_px`` CSS pixels wide (a point is 4/3 px); infinity for an SVG without text."""
+    width = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', svg)
+    sizes = [float(s) for s in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+    if not width or not sizes:
+        return float("inf")
+    return min(sizes) * shown_px / (float(width.group(1)) * 4 / 3)
+
+
+def _figure_problems(page, fig, html: Path) -> list[str]:
+    path = html / fig["src"].lstrip("/")
+    problems = []
+    if path.is_file():
+        points = _svg_smallest_points(path.read_text(encoding="utf-8", errors="replace"), fig["shown"])
+        if points < 9 - 0.05:
+            problems.append(f"{page}: a figure's smallest text is {points:.1f} pt as shown ({path.name})")
+    if not fig["alt"] or fig["alt"].endswith(".svg") or fig["alt"] == path.name:
+        problems.append(f"{page}: a figure's alt text is {fig['alt']!r}, not what it shows")
+    return problems
+
+
+def test_the_figure_check_reads_the_smallest_text_at_the_shown_width(tmp_path):
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="200pt" viewBox="0 0 600 200">'
+           '<text style="font-size: 12px">N</text><text style="font-size: 9px">tick</text></svg>')
+    assert _svg_smallest_points(svg, 800) == 9            # 600 pt = 800 px: drawn at its size
+    assert round(_svg_smallest_points(svg, 600), 2) == 6.75  # shrunk to 3/4
+    (tmp_path / "f.svg").write_text(svg)
+    assert _figure_problems("p.html", {"src": "/f.svg", "shown": 800, "alt": "Figure: accuracy against N"}, tmp_path) == []
+    found = _figure_problems("p.html", {"src": "/f.svg", "shown": 600, "alt": "f.svg"}, tmp_path)
+    assert len(found) == 2 and "6.8 pt" in found[0] and "alt text" in found[1]
+
+
 def test_the_reader_view_check_names_what_a_reader_should_not_see():
     table = {"where": "activation seed pairs", "width": 600, "container": 700, "overflow": "auto", "right": 650,
              "article_right": 700, "article_width": 700}
@@ -760,6 +802,9 @@ def test_every_page_renders_in_chromium(served_site, browser):
                 problems.append(f"{page}: the first screen does not show the three answers ({first})")
             if first["rows_on_screen"] < 6:
                 problems.append(f"{page}: {first['rows_on_screen']} answer rows on the first screen, not 6")
+        # every figure: its smallest text as the page shows it, and an alt text that is not its file name
+        for fig in json.loads(browser.execute_script(_FIGURES_JS)):
+            problems += _figure_problems(page, fig, html)
         height = browser.execute_script("return Math.min(document.body.scrollHeight, 12000)")
         browser.set_window_size(1280, max(800, int(height)))
         browser.save_screenshot(str(shots / f"{name}.png"))
