@@ -432,6 +432,36 @@ def alt_text(fig) -> str:
     return "Figure: " + text.replace("\n", " ").replace("‖_F", "‖")
 
 
+_SUPERSCRIPTS = str.maketrans("0123456789-−.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻·")
+
+
+def power_of_ten(value, _pos=None) -> str:
+    """A log axis's tick as plain text with a Unicode exponent (``10⁻⁴``), at the label's full size:
+    matplotlib's mathtext sets the exponent at 0.7 of it, below the book's smallest type."""
+    if value <= 0 or not np.isfinite(value):
+        return ""
+    exponent = np.log10(value)
+    if abs(exponent - round(exponent)) > 1e-9:
+        return ""  # minor ticks stay unlabelled, as matplotlib leaves them
+    exponent = int(round(exponent))
+    return {0: "1", 1: "10"}.get(exponent, "10" + str(exponent).translate(_SUPERSCRIPTS))
+
+
+def _plain_log_ticks(fig) -> None:
+    """Label every base-10 log axis of ``fig`` with :func:`power_of_ten` where matplotlib's own
+    scientific formatter (mathtext) labels it."""
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
+
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log" or getattr(axis.get_transform(), "base", 10) != 10:
+                continue
+            if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
+                axis.set_major_formatter(FuncFormatter(power_of_ten))
+                if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                    axis.set_minor_formatter(NullFormatter())
+
+
 def column_svg(fig) -> str:
     """``fig`` as the page's SVG: narrowed to the column (:func:`fit_to_column`), TeX markup in its
     text made plain (:func:`plain_text`; ``‖A‖_F`` gets a real subscript F), and its alt text
@@ -446,6 +476,7 @@ def column_svg(fig) -> str:
         raw = text.get_text()
         if raw and ("$" in raw or "\\" in raw):
             text.set_text(plain_text(raw))
+    _plain_log_ticks(fig)
     fit_to_column(fig)
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight")

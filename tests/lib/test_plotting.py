@@ -186,3 +186,14 @@ def test_a_long_stamp_is_set_in_lines_no_wider_than_the_limit():
     assert max(map(len, lines)) <= plotting.STAMP_CHARS and " ".join(lines[1:]) == note
     assert plotting.stamp(ax, "book", "8 seeds").get_text() == "preset book | 8 seeds"  # short: one line
     plt.close(fig)
+
+
+def test_log_ticks_are_plain_text_at_full_size():
+    assert [plotting.power_of_ten(v) for v in (1e-4, 1, 10, 1e3, 3e2)] == ["10⁻⁴", "1", "10", "10³", ""]
+    fig, ax = plt.subplots()
+    ax.plot([1e-4, 1e2], [1, 2])
+    ax.set_xscale("log")
+    svg = plotting.column_svg(fig)
+    sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
+    assert "10⁻⁴" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS  # no 0.7-size exponent
+    plt.close(fig)
