@@ -147,7 +147,7 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     assert row == {"grid": "unit_grid", "book runs": 5, "stored": 1, "state": "4 to run", "core-hours stored": "1.5",
                    "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
-    row = f"| unit grid (grid unit_grid) | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | 01_mini |"
+    row = f"| unit grid (grid unit_grid) | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | chapter 01 |"
     assert row in status.records_markdown(root)
     # a step ratio measured against the stored class prices the mini model: 5400 s / 50 steps x 2 x 100 steps = 6 h
     from polyattn import step_cost
@@ -905,6 +905,8 @@ def test_the_status_page_names_claims_and_comparisons_in_words():
     assert status.comparison_name(cid, comp.id) == comp.label and ":" not in status.claim_name(cid).split(" ")[0]
     assert status.grid_name("vit_converged") == "converged tier (grid vit_converged)"
     assert status.comparison_name("no_such_claim", "a_b") == "a b"
+    assert status.chapter_names("04_vit, 09_critiques") == "chapters 04, 09"
+    assert status.chapter_names("no chapter yet") == "no chapter yet"
 
 
 def test_notes_repeated_across_verdicts_become_one_marker_and_one_legend_line():

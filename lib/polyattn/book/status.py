@@ -221,6 +221,15 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
     return sorted(p for p in results.glob("*/*.json") if p not in named)
 
 
+def chapter_names(readers: str) -> str:
+    """``"04_vit, 09_critiques"`` as a reader names them: ``"chapters 04, 09"`` (other text as it is)."""
+    names = [n.strip() for n in readers.split(",")]
+    if not all(n[:2].isdigit() and n[2:3] == "_" for n in names):
+        return readers
+    numbers = [n[:2] for n in names]
+    return ("chapter " if len(numbers) == 1 else "chapters ") + ", ".join(numbers)
+
+
 def grid_name(grid: str) -> str:
     """A grid as the chapters call it, with the name ``python -m polyattn grid`` takes after it."""
     from ..claims.scope import GRID_TITLES
@@ -262,7 +271,7 @@ def records_markdown(root: Path = REPO_ROOT) -> str:
     table = markdown_table(header, [[grid_name(r["grid"]), f"{r['stored']} of {r['book runs']} ({r['state']})",
                                      f"{r['core-hours stored']} stored" + (f", {r['core-hours to run (est.)']} to run"
                                                                           if r["core-hours to run (est.)"] else ""),
-                                     r["read by"]]
+                                     chapter_names(r["read by"])]
                                     for r in rows])
     return table + "\n\n" + rates_note(root, evidence[0])
 
