@@ -933,3 +933,23 @@ def test_a_claim_beside_its_table_keeps_its_verdict_and_terms_not_its_rows():
     assert beside_table(text) == ("**Inconclusive at this power**. Its comparisons are the table's rows. Margin ±1; "
                                   "the converged tier decides. *Registered late: on 2 December.*")
     assert beside_table("**Holds**. One sentence without terms.") == "**Holds**."
+
+
+def test_the_site_gives_each_svg_figure_its_title_as_alt_text(tmp_path):
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from polyattn.book.site import _svg_alt
+
+    (tmp_path / "fig.svg").write_text('<svg width="10pt"><title>Figure: accuracy &amp; N</title></svg>')
+    (tmp_path / "plain.svg").write_text('<svg width="10pt"></svg>')
+    doc = new_document("page", get_default_settings(Parser))
+    shown, plain, photo = nodes.image(uri="fig.svg"), nodes.image(uri="plain.svg"), nodes.image(uri="a.png")
+    doc += [shown, plain, photo]
+    env = SimpleNamespace(relfn2path=lambda uri, docname: (uri, str(tmp_path / uri)))
+    _svg_alt(SimpleNamespace(srcdir=str(tmp_path / "src"), env=env), doc, "page")
+    assert shown["alt"] == "Figure: accuracy & N" and "alt" not in plain and "alt" not in photo
