@@ -435,31 +435,37 @@ def alt_text(fig) -> str:
 _SUPERSCRIPTS = str.maketrans("0123456789-−.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻·")
 
 
-def power_of_ten(value, _pos=None) -> str:
-    """A log axis's tick as plain text with a Unicode exponent (``10⁻⁴``), at the label's full size:
-    matplotlib's mathtext sets the exponent at 0.7 of it, below the book's smallest type."""
-    if value <= 0 or not np.isfinite(value):
+def power_of_ten(value, _pos=None, base: float = 10) -> str:
+    """A log axis's tick as plain text with a Unicode exponent (``10⁻⁴``, ``2³``, ``−10¹``), at the
+    label's full size: matplotlib's mathtext sets the exponent at 0.7 of it, below the book's
+    smallest type.  Zero (a symlog axis) is ``0``; a value that is not a power is left unlabelled."""
+    if not np.isfinite(value):
         return ""
-    exponent = np.log10(value)
+    if value == 0:
+        return "0"
+    sign = "−" if value < 0 else ""
+    exponent = np.log(abs(value)) / np.log(base)
     if abs(exponent - round(exponent)) > 1e-9:
         return ""  # minor ticks stay unlabelled, as matplotlib leaves them
     exponent = int(round(exponent))
-    return {0: "1", 1: "10"}.get(exponent, "10" + str(exponent).translate(_SUPERSCRIPTS))
+    digits = f"{base:g}"
+    return sign + {0: "1", 1: digits}.get(exponent, digits + str(exponent).translate(_SUPERSCRIPTS))
 
 
 def _plain_log_ticks(fig) -> None:
-    """Label every base-10 log axis of ``fig`` with :func:`power_of_ten` where matplotlib's own
+    """Label every log or symlog axis of ``fig`` with :func:`power_of_ten` where matplotlib's own
     scientific formatter (mathtext) labels it."""
     from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
 
     for ax in fig.get_axes():
         for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() != "log" or getattr(axis.get_transform(), "base", 10) != 10:
+            major = axis.get_major_formatter()
+            if not isinstance(major, LogFormatterSciNotation):
                 continue
-            if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
-                axis.set_major_formatter(FuncFormatter(power_of_ten))
-                if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
-                    axis.set_minor_formatter(NullFormatter())
+            base = float(getattr(major, "_base", 10))
+            axis.set_major_formatter(FuncFormatter(lambda v, pos, base=base: power_of_ten(v, pos, base)))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(NullFormatter())
 
 
 def column_svg(fig) -> str:

@@ -197,3 +197,17 @@ def test_log_ticks_are_plain_text_at_full_size():
     sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
     assert "10⁻⁴" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS  # no 0.7-size exponent
     plt.close(fig)
+
+
+def test_powers_of_two_and_symlog_ticks_are_plain_text_too():
+    assert [plotting.power_of_ten(v, base=2) for v in (0.125, 1, 2, 16)] == ["2⁻³", "1", "2", "2⁴"]
+    assert [plotting.power_of_ten(v) for v in (0, -10, -100)] == ["0", "−10", "−10²"]
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([0.125, 16], [1, 2])
+    a.set_xscale("log", base=2)
+    b.plot([-100, 100], [1, 2])
+    b.set_xscale("symlog")
+    svg = plotting.column_svg(fig)
+    sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
+    assert "2⁴" in svg and "−10²" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS
+    plt.close(fig)
