@@ -146,6 +146,7 @@ def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
         "savefig.bbox": "tight",
         "axes.titlesize": "medium",
         "legend.fontsize": "small",
+        "legend.title_fontsize": "small",
         "svg.fonttype": "none",
     })
     # matplotlib takes a glyph missing from the first family from the next one of font.family
@@ -157,25 +158,39 @@ def setup(context: str = "notebook", font_scale: float = 1.0) -> None:
         from IPython import get_ipython
     except ImportError:  # plain Python: nothing inline to configure
         return
-    if get_ipython() is not None:
+    shell = get_ipython()
+    if shell is not None:
+        from matplotlib.figure import Figure
         from matplotlib_inline.backend_inline import set_matplotlib_formats
         set_matplotlib_formats("svg")
+        # every figure shown or glued is drawn at the column's width (see column_svg)
+        shell.display_formatter.formatters["image/svg+xml"].for_type(Figure, column_svg)
 
 
 #: The stamp's type size in points: the smallest text of a figure a reader must still read.
 STAMP_POINTS = 9
+#: The longest line of a stamp, in characters (about 4.5 inches at 9 points).
+STAMP_CHARS = 90
 
 
 def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower right"):
     """Write the preset (and an optional note) onto an Axes or Figure; returns the Text.
 
-    Under the smoke preset the stamp says the numbers are a pipeline check, not evidence.
+    On an Axes the stamp sits outside the data: ``"lower ..."`` under the x-axis label,
+    ``"upper ..."`` above the title, at the axes' right or left edge.  On a Figure it sits in
+    the figure's corner.  Under the smoke preset the stamp says the numbers are a pipeline check,
+    not evidence.
     """
     if not isinstance(preset, str) or not preset:
         raise ValueError(f"stamp needs the preset name (smoke, book or paper), got {preset!r}")
     label = PRESET_NOTES.get(preset, f"preset {preset}")
     if text:
         label = f"{label} | {text}"
+    if len(label) > STAMP_CHARS:  # a long stamp in lines, so that it never makes a figure wider than the column
+        import textwrap
+
+        label = "\n".join(line for part in label.split(" | ", 1)
+                          for line in textwrap.wrap(part, STAMP_CHARS, break_on_hyphens=False))
     positions = {
         "lower right": (0.99, 0.01, "right", "bottom"),
         "lower left": (0.01, 0.01, "left", "bottom"),
@@ -189,9 +204,16 @@ def stamp(target, preset: str, text: Optional[str] = None, loc: str = "lower rig
     if isinstance(target, matplotlib.figure.Figure):
         return target.text(x, y, label, ha=ha, va=va, fontsize=STAMP_POINTS, color=color,
                            transform=target.transFigure)
-    return target.text(x, y, label, ha=ha, va=va, fontsize=STAMP_POINTS, color=color,
-                       transform=target.transAxes,
-                       bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.7})
+    # outside the axes, so that no point or error bar is hidden: the x coordinate is the axes'
+    # edge, the y coordinate the bottom of the x-axis label or the top of the title
+    edge = 1.0 if ha == "right" else 0.0
+    if va == "bottom":
+        return target.annotate(label, xy=(edge, 0.0), xycoords=("axes fraction", target.xaxis.label),
+                               xytext=(0, -3), textcoords="offset points", ha=ha, va="top",
+                               fontsize=STAMP_POINTS, color=color, annotation_clip=False)
+    return target.annotate(label, xy=(edge, 1.0), xycoords=("axes fraction", target.title),
+                           xytext=(0, 3), textcoords="offset points", ha=ha, va="bottom",
+                           fontsize=STAMP_POINTS, color=color, annotation_clip=False)
 
 
 def line_plot(df: pd.DataFrame, x: str, y: str, hue: str = "activation", ax=None,
@@ -231,8 +253,8 @@ def line_plot(df: pd.DataFrame, x: str, y: str, hue: str = "activation", ax=None
         ax.set_yscale("log")
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    if legend:
-        ax.legend(title=hue, frameon=False)
+    if legend:  # beside the axes, where it hides no line or band
+        legend_outside(ax, title=hue)
     return ax
 
 
@@ -274,3 +296,198 @@ def legend_outside(ax, title: Optional[str] = None):
     if ax.get_legend() is not None:
         ax.get_legend().remove()
     return ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+#: The width of the book's text column in CSS pixels: a figure wider than this is shrunk by the
+#: browser, and its type with it.
+COLUMN_PX = 784
+#: CSS pixels per inch (a browser draws an SVG's 1 pt as 4/3 px).
+CSS_PX_PER_INCH = 96
+#: The smallest type a reader must read in a figure, in points as the page shows it.
+MIN_LABEL_POINTS = 9
+
+
+def _tight_width_inches(fig) -> float:
+    """The width of ``fig`` as ``savefig(bbox_inches="tight")`` writes it, padding included."""
+    fig.draw_without_rendering()  # a layout engine (constrained, tight) places the axes at draw time
+    renderer = fig.canvas.get_renderer()
+    pad = matplotlib.rcParams["savefig.pad_inches"]
+    pad = pad if isinstance(pad, (int, float)) else 0.1
+    return fig.get_tightbbox(renderer).width + 2 * pad
+
+
+def displayed_scale(fig, column_px: int = COLUMN_PX) -> float:
+    """The factor the page shrinks ``fig`` by: 1 when it fits the column, less when it is wider."""
+    return min(1.0, column_px / (_tight_width_inches(fig) * CSS_PX_PER_INCH))
+
+
+def fit_to_column(fig, column_px: int = COLUMN_PX, tries: int = 6):
+    """Narrow ``fig`` until its saved width fits the column, keeping its type sizes, so that the page
+    shows it at its own size instead of shrinking its labels; returns the figure.
+
+    The axes narrow, the text (labels, legends outside the axes) keeps its size; the height shrinks in
+    proportion, not below three quarters of itself."""
+    limit = column_px / CSS_PX_PER_INCH - 0.01  # a hair inside, so that the page does not scale it at all
+    w0, h0 = fig.get_size_inches()
+    slope, last = 1.0, None  # how much the saved width changes per inch of figure width
+    for _ in range(tries):
+        w = fig.get_size_inches()[0]
+        width = _tight_width_inches(fig)
+        if width <= limit:
+            break
+        if last is not None and last[0] != w:
+            slope = min(1.0, max(0.2, (last[1] - width) / (last[0] - w)))
+        last = (w, width)
+        new_w = max(w - (width - limit) / slope - 0.02, 0.4 * w0)
+        fig.set_size_inches(new_w, h0 * max(new_w / w0, 0.75), forward=False)
+    return fig
+
+
+def _texts(fig):
+    """The visible, non-empty Text artists of ``fig`` (titles, labels, ticks, legends, annotations)."""
+    from matplotlib.text import Text
+
+    return [a for a in fig.findobj(Text) if a.get_visible() and a.get_text().strip()
+            and (a.axes is None or a.axes.get_visible()) and a.get_figure(root=True) is fig
+            and _shown_tick(a)]
+
+
+def _shown_tick(text) -> bool:
+    """False for the label of a tick outside its axis's view (matplotlib keeps them, unseen)."""
+    axis_of = getattr(text, "axes", None)
+    if axis_of is None:
+        return True
+    for axis in (axis_of.xaxis, axis_of.yaxis):
+        for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+            if text in (tick.label1, tick.label2):
+                return tick.get_visible() and (tick.label1On if text is tick.label1 else tick.label2On) and \
+                    _inside(axis, tick.get_loc())
+    return True
+
+
+def _inside(axis, loc) -> bool:
+    lo, hi = sorted(axis.get_view_interval())
+    span = (hi - lo) * 1e-9
+    return lo - span <= loc <= hi + span
+
+
+def smallest_label_points(fig, column_px: int = COLUMN_PX) -> tuple[float, str]:
+    """The smallest text of ``fig`` in points as the page shows it (its size times
+    :func:`displayed_scale`), with the text itself."""
+    fig.canvas.draw()
+    scale = displayed_scale(fig, column_px)
+    texts = _texts(fig)
+    if not texts:
+        return float("inf"), ""
+    smallest = min(texts, key=lambda a: a.get_fontsize())
+    return smallest.get_fontsize() * scale, smallest.get_text()
+
+
+#: TeX-style text that a label may carry, and its plain form: a norm's subscript is drawn as a
+#: subscript by :func:`column_svg`, dollar signs and backslashes of unrendered TeX are dropped.
+_TEX_WORDS = {"\\sqrt": "√", "\\cdot": "·", "\\times": "×", "\\alpha": "α", "\\phi": "φ",
+              "\\partial": "∂", "\\log": "log", "\\|": "‖"}
+
+
+def plain_text(text: str) -> str:
+    """A figure's text without TeX markup (``$x^3/\\sqrt{N}$`` -> ``x³/√N``); mathtext is left alone only
+    where there is none."""
+    import re
+
+    from .display import label
+
+    if "$" not in text and "\\" not in text:
+        return text
+    out = text.replace("$", "")
+    for tex, plain in _TEX_WORDS.items():
+        out = out.replace(tex, plain)
+    out = re.sub(r"√\{([^{}]*)\}", lambda m: "√" + (m.group(1) if len(m.group(1)) == 1 else f"({m.group(1)})"), out)
+    out = re.sub(r"\^\{(\d+)\}", r"^\1", out)
+    out = out.replace("{", "").replace("}", "").replace("\\", "")
+    return label(out)
+
+
+def alt_text(fig) -> str:
+    """What ``fig`` shows, in words, for the page's alt text: its title(s) and, per distinct pair,
+    what is plotted against what."""
+    parts = []
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        parts.append(sup.get_text().strip())
+    titles, pairs = [], []
+    for ax in fig.get_axes():
+        if not ax.get_visible():
+            continue
+        if ax.get_title().strip() and ax.get_title().strip() not in titles:
+            titles.append(ax.get_title().strip())
+        x, y = ax.get_xlabel().strip(), ax.get_ylabel().strip()
+        pair = f"{y} against {x}" if x and y else (y or x)
+        if pair and pair not in pairs:
+            pairs.append(pair)
+    if titles:
+        parts.append("panels: " + "; ".join(titles[:8]))
+    if pairs:
+        parts.append("; ".join(pairs[:4]))
+    text = ". ".join(plain_text(p) for p in parts) or "A figure of this section"
+    return "Figure: " + text.replace("\n", " ").replace("‖_F", "‖")
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789-−.", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻·")
+
+
+def power_of_ten(value, _pos=None, base: float = 10) -> str:
+    """A log axis's tick as plain text with a Unicode exponent (``10⁻⁴``, ``2³``, ``−10¹``), at the
+    label's full size: matplotlib's mathtext sets the exponent at 0.7 of it, below the book's
+    smallest type.  Zero (a symlog axis) is ``0``; a value that is not a power is left unlabelled."""
+    if not np.isfinite(value):
+        return ""
+    if value == 0:
+        return "0"
+    sign = "−" if value < 0 else ""
+    exponent = np.log(abs(value)) / np.log(base)
+    if abs(exponent - round(exponent)) > 1e-9:
+        return ""  # minor ticks stay unlabelled, as matplotlib leaves them
+    exponent = int(round(exponent))
+    digits = f"{base:g}"
+    return sign + {0: "1", 1: digits}.get(exponent, digits + str(exponent).translate(_SUPERSCRIPTS))
+
+
+def _plain_log_ticks(fig) -> None:
+    """Label every log or symlog axis of ``fig`` with :func:`power_of_ten` where matplotlib's own
+    scientific formatter (mathtext) labels it."""
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
+
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            major = axis.get_major_formatter()
+            if not isinstance(major, LogFormatterSciNotation):
+                continue
+            base = float(getattr(major, "_base", 10))
+            axis.set_major_formatter(FuncFormatter(lambda v, pos, base=base: power_of_ten(v, pos, base)))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(NullFormatter())
+
+
+def column_svg(fig) -> str:
+    """``fig`` as the page's SVG: narrowed to the column (:func:`fit_to_column`), TeX markup in its
+    text made plain (:func:`plain_text`; ``‖A‖_F`` gets a real subscript F), and its alt text
+    (:func:`alt_text`) as the SVG's title, which the book's site reads into the image's alt."""
+    import html
+    import io
+    import re
+
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        raw = text.get_text()
+        if raw and ("$" in raw or "\\" in raw):
+            text.set_text(plain_text(raw))
+    _plain_log_ticks(fig)
+    fit_to_column(fig)
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    svg = buffer.getvalue()
+    # a subscript after a norm's bars (‖A‖_F, ‖x‖_2): drawn lowered, not as an underscore
+    svg = re.sub(r"‖_([A-Za-z0-9])", r'‖<tspan baseline-shift="sub">\1</tspan>', svg)
+    title = f"<title>{html.escape(alt_text(fig))}</title>"
+    return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + title, svg, count=1)

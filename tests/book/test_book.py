@@ -147,7 +147,8 @@ def test_records_table_counts_clean_records_and_names_the_reading_chapters(tmp_p
     assert row == {"grid": "unit_grid", "book runs": 5, "stored": 1, "state": "4 to run", "core-hours stored": "1.5",
                    "core-hours to run (est.)": ">= 5.1 (1 run of unknown cost)", "read by": "01_mini"}
     to_run = row["core-hours to run (est.)"]
-    assert f"| unit_grid | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | 01_mini |" in status.records_markdown(root)
+    row = f"| unit grid (grid unit_grid) | 1 of 5 (4 to run) | 1.5 stored, {to_run} to run | chapter 01 |"
+    assert row in status.records_markdown(root)
     # a step ratio measured against the stored class prices the mini model: 5400 s / 50 steps x 2 x 100 steps = 6 h
     from polyattn import step_cost
 
@@ -637,6 +638,10 @@ _RAW_TEXT = (
     ("a pandas repr", re.compile(r"\bdtype: |\bName: \w+, dtype|object at 0x[0-9a-f]+|<pandas\.|Styler object")),
     # a table cell that holds nothing but a missing value as Python or pandas print it
     ("a missing value printed raw", re.compile(r"^(?:nan|NaN|None|NaT|<NA>)$")),
+    ("a tensor repr", re.compile(r"\btensor\(")),
+    # an activation's spec string or a claim id where its display name belongs
+    ("an internal id", re.compile(r"(?<![A-Za-z])(?:poly|poly_cap|poly_norm|softmax|ssmax|relu_n|sigmoid):[a-z]+="
+                                  r"|\b[a-z]+_vs_[a-z]+\b")),
 )
 
 #: A column heading that reads as code: a DataFrame shown with its programmatic column names.
@@ -669,6 +674,48 @@ def _reader_view_problems(page, view, slack=4):
     return problems
 
 
+# Every SVG image of the article: where it comes from, the width it is shown at, its alt text.
+_FIGURES_JS = r"""
+const article = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
+return JSON.stringify(Array.from(article.querySelectorAll('img')).filter(i => i.src.endsWith('.svg'))
+  .filter(i => i.getClientRects().length > 0)
+  .map(i => ({src: new URL(i.src).pathname, shown: i.getBoundingClientRect().width, alt: i.alt || ''})));
+"""
+
+
+def _svg_smallest_points(svg: str, shown_px: float) -> float:
+    """The smallest text of a matplotlib SVG (its user unit is the point) in points as the page shows it,
+    ``shown_px`` CSS pixels wide (a point is 4/3 px); infinity for an SVG without text."""
+    width = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', svg)
+    sizes = [float(s) for s in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+    if not width or not sizes:
+        return float("inf")
+    return min(sizes) * shown_px / (float(width.group(1)) * 4 / 3)
+
+
+def _figure_problems(page, fig, html: Path) -> list[str]:
+    path = html / fig["src"].lstrip("/")
+    problems = []
+    if path.is_file():
+        points = _svg_smallest_points(path.read_text(encoding="utf-8", errors="replace"), fig["shown"])
+        if points < 9 - 0.05:
+            problems.append(f"{page}: a figure's smallest text is {points:.1f} pt as shown ({path.name})")
+    if not fig["alt"] or fig["alt"].endswith(".svg") or fig["alt"] == path.name:
+        problems.append(f"{page}: a figure's alt text is {fig['alt']!r}, not what it shows")
+    return problems
+
+
+def test_the_figure_check_reads_the_smallest_text_at_the_shown_width(tmp_path):
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="200pt" viewBox="0 0 600 200">'
+           '<text style="font-size: 12px">N</text><text style="font-size: 9px">tick</text></svg>')
+    assert _svg_smallest_points(svg, 800) == 9            # 600 pt = 800 px: drawn at its size
+    assert round(_svg_smallest_points(svg, 600), 2) == 6.75  # shrunk to 3/4
+    (tmp_path / "f.svg").write_text(svg)
+    assert _figure_problems("p.html", {"src": "/f.svg", "shown": 800, "alt": "Figure: accuracy against N"}, tmp_path) == []
+    found = _figure_problems("p.html", {"src": "/f.svg", "shown": 600, "alt": "f.svg"}, tmp_path)
+    assert len(found) == 2 and "6.8 pt" in found[0] and "alt text" in found[1]
+
+
 def test_the_reader_view_check_names_what_a_reader_should_not_see():
     table = {"where": "activation seed pairs", "width": 600, "container": 700, "overflow": "auto", "right": 650,
              "article_right": 700, "article_width": 700}
@@ -679,7 +726,10 @@ def test_the_reader_view_check_names_what_a_reader_should_not_see():
     for block, what in (("takes 1.45 times at $N=$ 8192", "dollar sign"), ("metric ap Name: 0, dtype: object", "pandas repr"),
                         ("nan", "missing value"), ("NaN", "missing value"), (r"gap $1 - \sqrt{N}$", "TeX"),
                         ("<pandas.io.formats.style.Styler object at 0x7f3a>", "pandas repr"),
-                        ("the search gets within 1.1e-06 of it", "e-notation"), ("+0.18 [-0.07, +0.44]", "hyphen")):
+                        ("the search gets within 1.1e-06 of it", "e-notation"), ("+0.18 [-0.07, +0.44]", "hyphen"),
+                        ("tensor([[0.5774, 0.0722]])", "tensor repr"), ("The sweep trains poly:p=3,c=C here", "internal id"),
+                        ("attention sinks: sinks_poly:p=3,c=1/14_row (±0.125)", "internal id"),
+                        ("the register's for lm_vs_softmax", "internal id")):
         found = _reader_view_problems("p.html", {**clean, "blocks": [block]})
         assert len(found) == 1 and what in found[0], (block, found)
     found = _reader_view_problems("p.html", {**clean, "headers": ["p", "ratio_ci_lo", "relative_to_first_d"]})
@@ -752,6 +802,9 @@ def test_every_page_renders_in_chromium(served_site, browser):
                 problems.append(f"{page}: the first screen does not show the three answers ({first})")
             if first["rows_on_screen"] < 6:
                 problems.append(f"{page}: {first['rows_on_screen']} answer rows on the first screen, not 6")
+        # every figure: its smallest text as the page shows it, and an alt text that is not its file name
+        for fig in json.loads(browser.execute_script(_FIGURES_JS)):
+            problems += _figure_problems(page, fig, html)
         height = browser.execute_script("return Math.min(document.body.scrollHeight, 12000)")
         browser.set_window_size(1280, max(800, int(height)))
         browser.save_screenshot(str(shots / f"{name}.png"))
@@ -841,3 +894,47 @@ def test_chapters_execute_over_local_sockets_without_a_transport_warning(tmp_pat
     assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "True\n"
     assert "without encryption" not in capfd.readouterr().err
     assert not list(tmp_path.glob("kernel*")), "IPC sockets belong in a private temporary folder"
+
+
+def test_the_status_page_names_claims_and_comparisons_in_words():
+    from polyattn.book import status
+    from polyattn.claims.register import REGISTER
+
+    cid, claim = next((k, c) for k, c in REGISTER.items() if any(":" in x.id for x in c.comparisons))
+    comp = next(x for x in claim.comparisons if ":" in x.id)
+    assert status.comparison_name(cid, comp.id) == comp.label and ":" not in status.claim_name(cid).split(" ")[0]
+    assert status.grid_name("vit_converged") == "converged tier (grid vit_converged)"
+    assert status.comparison_name("no_such_claim", "a_b") == "a b"
+    assert status.chapter_names("04_vit, 09_critiques") == "chapters 04, 09"
+    assert status.chapter_names("no chapter yet") == "no chapter yet"
+
+
+def test_a_claim_beside_its_table_keeps_its_verdict_and_terms_not_its_rows():
+    from polyattn.book.deliver import beside_table
+
+    text = ("**Inconclusive at this power**. x/√N − x³/√N: +0.72 [−4.40, +5.83] points (3 pairs), inconclusive; "
+            "x²/√N − x³/√N: +1.65 [−1.07, +4.37] points (3 pairs), inconclusive. Margin ±1; the converged tier "
+            "decides. *Registered late: on 2 December.*")
+    assert beside_table(text) == ("**Inconclusive at this power**. Its comparisons are the table's rows. Margin ±1; "
+                                  "the converged tier decides. *Registered late: on 2 December.*")
+    assert beside_table("**Holds**. One sentence without terms.") == "**Holds**."
+
+
+def test_the_site_gives_each_svg_figure_its_title_as_alt_text(tmp_path):
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from polyattn.book.site import _svg_alt
+
+    (tmp_path / "fig.svg").write_text('<svg width="10pt"><title>Figure: accuracy &amp; N</title></svg>')
+    (tmp_path / "plain.svg").write_text('<svg width="10pt"></svg>')
+    doc = new_document("page", get_default_settings(Parser))
+    shown, plain, photo = nodes.image(uri="fig.svg"), nodes.image(uri="plain.svg"), nodes.image(uri="a.png")
+    doc += [shown, plain, photo]
+    env = SimpleNamespace(relfn2path=lambda uri, docname: (uri, str(tmp_path / uri)))
+    _svg_alt(SimpleNamespace(srcdir=str(tmp_path / "src"), env=env), doc, "page")
+    assert shown["alt"] == "Figure: accuracy & N" and "alt" not in plain and "alt" not in photo

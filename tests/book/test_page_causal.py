@@ -178,6 +178,7 @@ def test_map_numbers_say_where_each_map_comes_from_and_which_are_missing():
     assert n["ch07_map_source"] == "softmax: the seed-0 record; x³/√T: the seed-1 record"
     fig = sa.map_figure(found, "smoke")
     assert [ax.get_ylabel() for ax in fig.axes[:2]] == ["softmax", "x³/√T"]      # one row per variant
+    assert "query position i" in fig.get_supxlabel() and "key position j" in fig.get_supxlabel()
     # each head is scaled by its own largest weight: a head of small weights is not blank
     small = {**found, "maps": {"softmax": np.array([[[1.0, 0.0], [0.5, 0.5]], [[0.01, 0.0], [0.0, 0.02]]])}}
     images = [ax.get_images()[0].get_array() for ax in sa.map_figure(small, "smoke").axes[:2]]

@@ -127,3 +127,87 @@ def test_group_panels_draw_each_group_with_the_reference_in_grey():
     with pytest.raises(ValueError, match="no row of group"):
         plotting.group_panels(df, "N", "v", [("none", ("poly:p=9",))], axes[:1])
     plt.close(fig)
+
+
+def test_a_wide_figure_is_drawn_at_the_column_width_with_readable_type():
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for ax in axes:
+        ax.plot([1, 2], [3, 4], label="x³/√N")
+        ax.set(xlabel="N", ylabel="‖A‖_F", title="$x^3/\\sqrt{N}$")
+    plotting.legend_outside(axes[-1])
+    before, _ = plotting.smallest_label_points(fig)
+    assert before < plotting.MIN_LABEL_POINTS  # shrunk by the page: 14 inches do not fit 784 px
+    svg = plotting.column_svg(fig)
+    after, _ = plotting.smallest_label_points(fig)
+    width_pt = float(svg.split('width="', 1)[1].split("pt", 1)[0])
+    assert width_pt * 4 / 3 <= plotting.COLUMN_PX + 1 and after >= plotting.MIN_LABEL_POINTS
+    assert "$" not in svg and "\\sqrt" not in svg and "x³/√N" in svg  # TeX made plain
+    assert '‖<tspan baseline-shift="sub">F</tspan>' in svg and "‖_F" not in svg
+    assert "<title>Figure: panels: x³/√N. ‖A‖ against N</title>" in svg
+    plt.close(fig)
+
+
+def test_smallest_label_points_finds_small_type_and_ignores_hidden_ticks():
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlabel("N", fontsize=12)
+    ax.tick_params(labelsize=10)
+    assert plotting.smallest_label_points(fig)[0] >= 9
+    ax.text(0.5, 0.5, "tiny", fontsize=6)
+    assert plotting.smallest_label_points(fig) == (6, "tiny")
+    plt.close(fig)
+
+
+def test_an_axes_stamp_sits_outside_the_data():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.set(xlabel="N", title="a panel")
+    low, high = plotting.stamp(ax, "smoke", "8 seeds"), plotting.stamp(ax, "book", loc="upper left")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    assert low.get_window_extent(renderer).y1 <= ax.xaxis.label.get_window_extent(renderer).y0 + 1e-6
+    assert high.get_window_extent(renderer).y0 >= box.y1 and high.get_window_extent(renderer).y0 >= \
+        ax.title.get_window_extent(renderer).y1 - 1e-6
+    plt.close(fig)
+
+
+def test_plain_text_drops_tex_markup():
+    assert plotting.plain_text("$x^3/\\sqrt{N}$") == "x³/√N"
+    assert plotting.plain_text("$\\|A\\|_F / \\sqrt{N}$") == "‖A‖_F / √N"
+    assert plotting.plain_text("no markup, 5% of runs") == "no markup, 5% of runs"
+
+
+def test_a_long_stamp_is_set_in_lines_no_wider_than_the_limit():
+    fig, ax = plt.subplots()
+    note = "3 seeds, a line each; dashed: copy plateau 1/K = 50%, its band grey; dotted: guessing, and the rest"
+    lines = plotting.stamp(fig, "smoke", note).get_text().split("\n")
+    assert lines[0] == plotting.PRESET_NOTES["smoke"] and len(lines) >= 3
+    assert max(map(len, lines)) <= plotting.STAMP_CHARS and " ".join(lines[1:]) == note
+    assert plotting.stamp(ax, "book", "8 seeds").get_text() == "preset book | 8 seeds"  # short: one line
+    plt.close(fig)
+
+
+def test_log_ticks_are_plain_text_at_full_size():
+    assert [plotting.power_of_ten(v) for v in (1e-4, 1, 10, 1e3, 3e2)] == ["10⁻⁴", "1", "10", "10³", ""]
+    fig, ax = plt.subplots()
+    ax.plot([1e-4, 1e2], [1, 2])
+    ax.set_xscale("log")
+    svg = plotting.column_svg(fig)
+    sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
+    assert "10⁻⁴" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS  # no 0.7-size exponent
+    plt.close(fig)
+
+
+def test_powers_of_two_and_symlog_ticks_are_plain_text_too():
+    assert [plotting.power_of_ten(v, base=2) for v in (0.125, 1, 2, 16)] == ["2⁻³", "1", "2", "2⁴"]
+    assert [plotting.power_of_ten(v) for v in (0, -10, -100)] == ["0", "−10", "−10²"]
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([0.125, 16], [1, 2])
+    a.set_xscale("log", base=2)
+    b.plot([-100, 100], [1, 2])
+    b.set_xscale("symlog")
+    svg = plotting.column_svg(fig)
+    sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
+    assert "2⁴" in svg and "−10²" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS
+    plt.close(fig)

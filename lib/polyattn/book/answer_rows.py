@@ -114,8 +114,10 @@ def table_markdown(rows: list[AnswerRow], links: bool = True, statements: bool =
 
     lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
     for row in rows:
-        claim = section_link(row.id, row.claim) if links else f"{row.claim} (chapter {row.chapter.split('_', 1)[0]})"
-        if statements:
-            claim = row.statement
+        name = row.statement if statements else row.claim
+        if links:
+            claim = section_link(row.id, name)
+        else:
+            claim = name if statements else f"{name} (chapter {row.chapter.split('_', 1)[0]})"
         lines.append(f"| {claim} | **{row.form}**{row.marks} | {key_text(row).replace('|', chr(92) + '|')} |")
     return "\n".join(lines).replace("\u2212", "−")

@@ -74,6 +74,7 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
 
         glue(f"claim_{claim_id}", Markdown(text), display=False)
         glue(f"claim_{claim_id}_form", v.form, display=False)
+        glue(f"claim_{claim_id}_terms", Markdown(beside_table(text)), display=False)
         if claim_id in CLAIM_IDS:
             verdict(claim_id, body, form=v.form)
     rows = [{k: r[k] for k in ("Comparison", "Pairs", "Difference [95% CI]", "90% CI", "Holm p", "TOST p", "Result")}
@@ -82,6 +83,17 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
                "Holm over the claim's informative primary comparisons; "
                f"{v.claim.scale}")
     return Delivered(v, text, styled(rows, caption))
+
+
+def beside_table(text: str) -> str:
+    """A claim's sentence (:func:`deliver`) for a place where the table of its comparisons is shown: its
+    verdict and its terms (margin, deciding tier, scale, notes) without the comparisons, which would
+    repeat the table's rows in one sentence shape each."""
+    head, sep, _ = text.partition(". ")
+    _, margin, terms = text.rpartition(". Margin ±")
+    if not margin:  # no terms to keep: the verdict alone
+        return head + "."
+    return f"{head}{sep}Its comparisons are the table's rows. Margin ±{terms}"
 
 
 def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
@@ -145,9 +157,9 @@ def registered_text(delivered: Delivered, comparison_id: str) -> str:
 
 
 def findings(chapter: str, glue_it: bool = True) -> str:
-    """The closing table of ``chapter`` ("What this chapter found"): one line per claim the chapter
+    """The opening table of ``chapter`` ("What this chapter found"): one line per claim the chapter
     computes (comparisons of runs and measured claims), with its verdict word and key number, as
-    MyST Markdown.
+    MyST Markdown; each compared claim links to the section that computes it.
 
     Glued as ``findings_<chapter>``; paste it with the block directive (the inline role parses
     inline Markdown only, so a table pasted with it does not render as a table)::
@@ -157,7 +169,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
         ```
 
     The same rows as the intro's answer table (each keyed by its deciding comparison), restricted to
-    this chapter, with full statements and without links.
+    this chapter, with full statements linked to the sections that compute them.
     """
     from ..claims.evaluate import evaluate
     from ..claims.register import MEASURED, REGISTER
@@ -171,7 +183,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
                          f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
     answer = answer_rows(verdicts, ids)
-    rows = table_markdown(answer, links=False, statements=True).splitlines()
+    rows = table_markdown(answer, links=True, statements=True).splitlines()
     for c in measured:  # measured claims: the form and the first sentence of the finding
         finding = c.evaluate()
         first = typographic(finding.summary.strip().split(". ")[0].rstrip(".")).replace("|", "\\|")

@@ -179,13 +179,38 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     context["script_files"][:] = unique
 
 
+def _svg_alt(app, doctree, docname):
+    """Give each SVG figure of the page its own description as alt text (the ``<title>`` that
+    :func:`polyattn.plotting.column_svg` writes) instead of the image's file path."""
+    import re
+
+    from docutils import nodes
+
+    for image in doctree.findall(nodes.image):
+        uri = image.get("uri", "")
+        if not uri.endswith(".svg"):
+            continue
+        candidates = [Path(app.srcdir) / uri, Path(app.env.relfn2path(uri, docname)[1])]
+        path = next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            continue
+        head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+        found = re.search(r"<title>(.*?)</title>", head, re.S)
+        if found:
+            import html
+
+            image["alt"] = html.unescape(found.group(1)).strip()
+
+
 def setup(app):
-    """Sphinx extension (listed in _config.yml): each script once per page.
+    """Sphinx extension (listed in _config.yml): each script once per page, and each figure's
+    description as its alt text.
 
     sphinx-thebe registers its inline configuration twice under jupyter-book, and the
     second ``const THEBE_JS_URL`` is a console error in every browser.
     """
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.connect("doctree-resolved", _svg_alt)
     app.add_css_file(BOOK_CSS_FILE)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

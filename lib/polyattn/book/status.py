@@ -221,16 +221,57 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
     return sorted(p for p in results.glob("*/*.json") if p not in named)
 
 
+def chapter_names(readers: str) -> str:
+    """``"04_vit, 09_critiques"`` as a reader names them: ``"chapters 04, 09"`` (other text as it is)."""
+    names = [n.strip() for n in readers.split(",")]
+    if not all(n[:2].isdigit() and n[2:3] == "_" for n in names):
+        return readers
+    numbers = [n[:2] for n in names]
+    return ("chapter " if len(numbers) == 1 else "chapters ") + ", ".join(numbers)
+
+
+def grid_name(grid: str) -> str:
+    """A grid as the chapters call it, with the name ``python -m polyattn grid`` takes after it."""
+    from ..claims.scope import GRID_TITLES
+
+    title = GRID_TITLES.get(grid, grid.replace("_", " "))
+    return f"{title} (grid {grid})"
+
+
+def claim_name(claim_id: str) -> str:
+    """A claim in a few words (the answer table's short name, else the checklist's, else its statement)."""
+    from ..claims.checklist import SHORT
+    from ..claims.register import REGISTER
+    from ..claims.report import HEADLINES
+
+    if claim_id in HEADLINES:
+        return HEADLINES[claim_id]
+    if claim_id in SHORT:
+        return SHORT[claim_id]
+    return REGISTER[claim_id].statement if claim_id in REGISTER else claim_id.replace("_", " ")
+
+
+def comparison_name(claim_id: str, comparison_id: str) -> str:
+    """A registered comparison in words (its label), not its id."""
+    from ..claims.register import REGISTER
+
+    claim = REGISTER.get(claim_id)
+    for c in (claim.comparisons if claim is not None else ()):
+        if c.id == comparison_id:
+            return c.label
+    return comparison_id.replace("_", " ")
+
+
 def records_markdown(root: Path = REPO_ROOT) -> str:
     """The records table for the status page: the counts and the state share one cell, so that
     the table fits the page's column; under it, what its estimates assume."""
     evidence = stored_evidence(root)
     rows = records_table(root, evidence)
-    header = ["grid", "stored of book runs", "core-hours (to run: estimated)", "read by"]
-    table = markdown_table(header, [[r["grid"], f"{r['stored']} of {r['book runs']} ({r['state']})",
+    header = ["runs (grid)", "stored of book runs", "core-hours (to run: estimated)", "read by"]
+    table = markdown_table(header, [[grid_name(r["grid"]), f"{r['stored']} of {r['book runs']} ({r['state']})",
                                      f"{r['core-hours stored']} stored" + (f", {r['core-hours to run (est.)']} to run"
                                                                           if r["core-hours to run (est.)"] else ""),
-                                     r["read by"]]
+                                     chapter_names(r["read by"])]
                                     for r in rows])
     return table + "\n\n" + rates_note(root, evidence[0])
 
@@ -245,7 +286,8 @@ def design_markdown() -> str:
     plan = {f"cannot decide with about {MAX_SEEDS} seeds per arm: description only": "description only",
             "cannot decide at any seed count: the observed difference is on the margin's edge": "never decides"}
     header = ["claim: comparison (margin)", "pair SD", "pairs needed", "stored of planned", "plan"]
-    table = markdown_table(header, [[f"{r['claim']}: {r['comparison']} ({r['margin']})", r["pair SD"],
+    table = markdown_table(header, [[f"{claim_name(r['claim'])}: {comparison_name(r['claim'], r['comparison'])} "
+                                     f"({r['margin']})", r["pair SD"],
                                      r["pairs needed"], f"{r['stored']} of {r['planned']}",
                                      plan.get(r["plan"], r["plan"])] for r in rows])
     return (table + "\n\nPairs needed, with power 0.8 when the true difference is the one observed: inside the "

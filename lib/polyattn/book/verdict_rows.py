@@ -10,6 +10,7 @@ are read from the chapter that measured them (:func:`collect_verdicts`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
@@ -156,7 +157,6 @@ _FOLDED = ((r"\s*\*(?:Chance level registered late|Registered late):[^*]*\*", "â
 
 def fold_notes(summary: str) -> tuple[str, str]:
     """A summary without the notes that every row would repeat, and the markers that replace them."""
-    import re
 
     marks = ""
     for pattern, mark in _FOLDED:

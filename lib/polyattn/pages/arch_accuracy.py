@@ -126,12 +126,13 @@ def accuracy_figure(runs: Runs):
     for v in variants:
         ax_d.scatter([], [], color=colours[v], label=label(v))
     ax.set_ylabel("final test accuracy (%)", fontsize=FONT + 1)
-    ax.set_title("Accuracy: each dot a seed; bars mean ± sd", fontsize=FONT + 1)
+    ax.set_title("Accuracy\neach dot a seed; bars mean ± sd", fontsize=FONT + 1)
     ax_d.set_ylabel("minus softmax, same seed (points)", fontsize=FONT + 1)
-    ax_d.set_title(f"Paired differences: bars 95% CI; band ±{margin:g}", fontsize=FONT + 1)
+    ax_d.set_title(f"Paired differences\nbars 95% CI; band ±{margin:g}", fontsize=FONT + 1)
     plotting.legend_outside(ax_d, title="variant")
     c0 = runs.configs[0]
-    plotting.stamp(ax, runs.preset, f"Fashion-MNIST, {c0.train_subset:,} images, {plural(c0.epochs, 'epoch')}")
+    # under the right panel, reaching left under the other: a stamp wider than one panel fits the figure
+    plotting.stamp(ax_d, runs.preset, f"Fashion-MNIST, {c0.train_subset:,} images, {plural(c0.epochs, 'epoch')}")
     fig.tight_layout()
     return fig
 

@@ -181,7 +181,9 @@ def map_figure(found: dict, preset: str):
         cbar = fig.colorbar(im, ax=list(axes.flat), fraction=0.03, pad=0.02, shrink=0.4)
         cbar.set_label("weight ÷ the head's largest |weight|", fontsize=9)
         cbar.ax.tick_params(labelsize=9)
-    fig.supxlabel(" ")                       # room for the stamp below the last row
+    # the axes of every map, once for all panels; the second line leaves room for the stamp
+    fig.supxlabel("each map: query position i (rows, top to bottom) × key position j (columns, left to right)\n ",
+                  fontsize=10)
     stamp(fig, preset, "layer 1, lowest seed with a stored map")
     return fig
 

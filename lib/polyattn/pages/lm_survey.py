@@ -12,7 +12,7 @@ from ..analysis.tables import number_cell
 from .lm_page import Runs, compact, scale_caption
 
 #: The survey article's table, in its own words with a translation.
-SURVEY_TABLE_NAME = "语言建模任务 (language-modelling task)"
+SURVEY_TABLE_NAME = "\u201cLanguage-modelling task\u201d (语言建模任务 in the original)"
 
 
 def survey_table(lm: Runs):

@@ -59,7 +59,7 @@ def scale_figure(sweep: Sweep):
         return None
     import matplotlib.pyplot as plt
 
-    from ..plotting import stamp
+    from ..plotting import legend_outside, stamp
 
     cells, table = sweep.best.cells, sweep.best.table
     lengths = sorted(cells["seq_len"].unique())
@@ -85,7 +85,7 @@ def scale_figure(sweep: Sweep):
     ax.minorticks_off()
     ax.set_xlabel("multiplier c in c·x³ (log scale)\ndotted: c = 1/√N; star: interpolated optimum")
     ax.set_ylabel("final test accuracy (%)")
-    ax.legend(frameon=False)
+    legend_outside(ax, title="length")  # beside the axes: inside, it covered error bars
     ax.set_title("Accuracy against the constant of c·x³ (mean ± sd over seeds)")
     stamp(ax, sweep.preset, "x: diverged runs")
     return fig
