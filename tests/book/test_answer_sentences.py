@@ -242,3 +242,16 @@ def test_a_result_the_rule_adds_later_gets_a_colour_of_its_own_in_the_legend(pla
     assert legend["worse by less than the margin"] not in {c for k, c in legend.items()
                                                           if k != "worse by less than the margin"}
     plt.close(fig)
+
+
+def test_an_uninformative_comparison_names_the_gate_its_models_did_not_clear():
+    from types import SimpleNamespace
+
+    from polyattn.book.questions import _floor_words
+
+    r = SimpleNamespace(gate="the count-based trigram (and within 0.15 bits/char of its own T = 64 result)",
+                        gate_failed=False, result="uninformative", comparison=SimpleNamespace(),
+                        candidate_learned=False, baseline_learned=False)
+    assert _floor_words(r) == "the models did not learn beyond the count-based trigram"
+    r.gate, r.result = None, "uninformative"
+    assert _floor_words(r) == "no model learned the task"

@@ -170,6 +170,9 @@ def _find(verdicts: dict, part: Part):
 def _floor_words(r) -> str:
     """Why an uninformative comparison says nothing: the floor or gate the rule names, else the
     arms' learning as the result records it."""
+    gate = getattr(r, "gate", None)
+    if isinstance(gate, str) and gate and (getattr(r, "gate_failed", False) or r.result == "uninformative"):
+        return f"the models did not learn beyond {gate.split(' (')[0]}"
     for name in ("gate_reason", "floor_name", "floor"):
         said = getattr(r, name, None) or getattr(r.comparison, name, None)
         if isinstance(said, str) and said:  # a reason is said as it is, a floor is named
