@@ -161,7 +161,7 @@ def test_the_forest_has_one_row_per_table_row_in_order_with_axes_at_top_and_bott
     fig = forest.forest_figure(rows)
     fig.canvas.draw()
     axes = fig.axes
-    labels = [t.get_text() for t in axes[0].get_yticklabels()]
+    labels = [t.get_text().replace("\n", " ") for t in axes[0].get_yticklabels()]
     assert labels[::-1] == [r.claim for r in rows]
     # one panel per unit, each with its tick labels at the top and at the bottom
     assert [ax.get_title() for ax in axes] == ["points", "bits/char"]
@@ -220,7 +220,7 @@ def test_a_chapters_findings_key_each_claim_by_its_deciding_primary():
     from polyattn.claims.evaluate import evaluate
 
     text = findings("09_critiques", glue_it=False)
-    line = next(row for row in text.splitlines() if row.startswith("| QK-norm"))
+    line = next(row for row in text.splitlines() if row.startswith("|") and "QK-norm" in row.split(" | ")[0])
     key = ar.deciding(evaluate("qk_norm"))
     assert key.comparison.role == "primary"
     assert line.rstrip(" |").split(" | ")[2] == ar.key_text(ar.answer_rows({"qk_norm": evaluate("qk_norm")})[0])

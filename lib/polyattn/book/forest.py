@@ -13,6 +13,7 @@ size is its size on the page (:data:`MIN_PT` at the least).
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 #: The width of the book's text column, in CSS pixels (96 to the inch): the figure is drawn at it.
@@ -25,6 +26,9 @@ BAND = "#1b9e77"
 #: Colours for results the rule may add beyond those of RESULT_COLOURS, in order of first use.
 MORE_COLOURS = ("#a6761d", "#e6ab02", "#66a61e", "#386cb0", "#8c510a")
 
+
+#: Claim names are wrapped to this many characters so the names fit left of the panels in the column.
+LABEL_CHARS = 34
 
 def result_colours(rows) -> dict[str, str]:
     """A colour for each result of the rows' deciding comparisons: the book's result colours, and a
@@ -87,7 +91,8 @@ def forest_figure(rows):
     counts = [sum(1 for r in rows if r.key is not None and panel_unit(r.key) == u) for u in units]
     widths = [1.8 if c == max(counts) else 1.0 for c in counts]
     n = len(rows)
-    height = 0.27 * n + 2.3
+    labels = [textwrap.fill(row.claim, LABEL_CHARS) for row in rows]
+    height = sum(0.16 + 0.14 * label.count("\n") for label in labels) + 0.1 * n + 2.3
     with plt.rc_context({"svg.fonttype": "none", "font.size": MIN_PT, "svg.hashsalt": "polyattn-forest"}):
         fig, axes = plt.subplots(1, len(units), figsize=(WIDTH_PX / 96, height), sharey=True,
                                  gridspec_kw={"width_ratios": widths, "wspace": 0.12})
@@ -148,7 +153,7 @@ def forest_figure(rows):
         ax.set_xlabel(", ".join(dict.fromkeys(f"±{m:.3g}" for m in margins)) + f"\n{_direction(rows, unit)}", fontsize=MIN_PT)
         ax.grid(axis="x", color="#e6e6e6", lw=0.6, zorder=0)
     axes[0].set_ylim(-0.6, n - 0.4)
-    axes[0].set_yticks(range(n), [row.claim for row in reversed(rows)], fontsize=MIN_PT)
+    axes[0].set_yticks(range(n), list(reversed(labels)), fontsize=MIN_PT)
     for tick, row in zip(axes[0].get_yticklabels(), reversed(rows)):
         if row.greyed:
             tick.set_color("#7f7f7f")
@@ -161,7 +166,7 @@ def forest_figure(rows):
     legend_rows = -(-len(handles) // 3)
     bottom = (0.95 + 0.22 * legend_rows) / height
     fig.text(0.005, bottom - 0.62 / height, "margins\n(shaded)", fontsize=MIN_PT, va="bottom")
-    fig.subplots_adjust(left=0.35, right=0.97, top=1 - 0.62 / height, bottom=bottom)
+    fig.subplots_adjust(left=0.37, right=0.97, top=1 - 0.62 / height, bottom=bottom)
     return fig
 
 
