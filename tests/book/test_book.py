@@ -841,3 +841,27 @@ def test_chapters_execute_over_local_sockets_without_a_transport_warning(tmp_pat
     assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "True\n"
     assert "without encryption" not in capfd.readouterr().err
     assert not list(tmp_path.glob("kernel*")), "IPC sockets belong in a private temporary folder"
+
+
+def test_a_succeeding_execution_logs_no_error_line_and_its_kernel_is_not_interrupted(tmp_path, capfd):
+    """jupyter_client interrupts a kernel before shutting it down; a kernel that the SIGINT finds in a
+    message handler logs "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.".  The last cell
+    makes the kernel answer SIGINT with that line (and a file), so an interrupt at shutdown shows."""
+    from polyattn.book.execute import execute_chapter
+    from polyattn.book.toc import Entry
+
+    flag = tmp_path / "interrupted"
+    plant = (f"import sys\n"
+             f"def _on_sigint(signum, frame):\n"
+             f"    open({str(flag)!r}, 'w').close()\n"
+             f"    print('[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.', file=sys.__stderr__, flush=True)\n"
+             f"get_ipython().kernel.saved_sigint_handler = _on_sigint  # what SIGINT runs once the cell is done\n"
+             f"print('planted')")
+    source = tmp_path / "a.ipynb"
+    nbformat.write(_tiny_notebook(nbformat.v4.new_code_cell(plant)), str(source))
+    execute_chapter(Entry("chapters/a", "notebook", source), {"preset": "smoke"}, tmp_path / "out.ipynb", cwd=tmp_path)
+    assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "planted\n"
+    log = capfd.readouterr()
+    errors = [line for line in (log.out + log.err).splitlines() if "ERROR" in line]
+    assert not errors, f"a succeeding execution logged {errors}"
+    assert not flag.exists(), "the kernel was interrupted on its way out"
