@@ -424,7 +424,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--paths", default=None, help="comma-separated subset of " + ",".join(BENCH_PATHS))
     a.add_argument("--causal", action="store_true")
     a.add_argument("--rounds", type=int, default=5)
-    a.add_argument("--round-budget", type=float, default=60.0, help="seconds of timed rounds per N (at least 2 rounds)")
+    a.add_argument("--round-budget", type=float, default=60.0,
+                   help="seconds of timed rounds per N (at least --min-rounds rounds)")
+    a.add_argument("--min-rounds", type=int, default=2, help="rounds timed even when they outlast the budget")
     a.add_argument("--sample", type=float, default=0.05, help="seconds per timed sample (short calls repeat)")
     a.add_argument("--naive-max-n", type=int, default=NAIVE_MAX_N)
     a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
@@ -456,7 +458,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
                                       args.causal, args.rounds, args.round_budget, not args.no_memory,
                                       args.naive_max_n, args.threads, progress=progress, sample_s=args.sample,
-                                      matmul=args.matmul)
+                                      matmul=args.matmul, min_rounds=args.min_rounds)
         settings = {"batch": args.batch, "heads": args.heads, "head dim": args.head_dim,
                     "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
         print(format_attention_table(records, settings))

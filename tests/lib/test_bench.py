@@ -143,8 +143,9 @@ def test_command_line_writes_records(tmp_path, capsys):
     out = tmp_path / "records.json"
     assert bench.main(["attention", "--n", "8", "--batch", "1", "--heads", "1", "--head-dim", "4",
                        "--activations", "poly:p=3;poly:p=2", "--paths", "sdpa,blocked,linear",
-                       "--rounds", "1", "--json", str(out)]) == 0
+                       "--rounds", "2", "--min-rounds", "1", "--round-budget", "0", "--json", str(out)]) == 0
     records = json.loads(out.read_text())
+    assert {r["rounds"] for r in records} == {1}            # the budget allows none; --min-rounds 1 times one
     assert [(r["activation"], r["path"]) for r in records] == [("softmax", "sdpa"), ("poly:p=3", "blocked"),
                                                                  ("poly:p=3", "linear"), ("poly:p=2", "blocked"),
                                                                  ("poly:p=2", "linear")]
