@@ -37,7 +37,7 @@ def causal_table(frame: pd.DataFrame, cfg: Mapping, preset: str):
 
     return styled(pivot_rows(frame, "ratio_to_sdpa", lambda x: f"{x:.2f}"),
                   f"Causal attention, forward and backward, time as a multiple of SDPA's causal softmax (preset "
-                  f"{preset}; {shape_text(cfg)}; one thread; median over interleaved rounds)")
+                  f"{preset}; {shape_text(cfg, longest=False)}; one thread; median over interleaved rounds)")
 
 
 def causal_series(frame: pd.DataFrame, targets: Mapping) -> dict:

@@ -71,10 +71,10 @@ def shape(cfg: Mapping, n: Optional[int] = None) -> dict:
     return dict(batch=batch, heads=cfg["heads"], head_dim=cfg["head_dim"], threads=THREADS)
 
 
-def shape_text(cfg: Mapping) -> str:
-    """The benchmarks' shape as the captions name it."""
+def shape_text(cfg: Mapping, longest: bool = True) -> str:
+    """The benchmarks' shape as the captions name it (``longest``: the grid includes ``big_n``)."""
     big = cfg.get("big_batch", cfg["batch"])
-    at_big = f" (batch {big} at N = {cfg['big_n']:,})" if big != cfg["batch"] else ""
+    at_big = f" (batch {big} at N = {cfg['big_n']:,})" if longest and big != cfg["batch"] else ""
     return f"batch {cfg['batch']}{at_big}, {cfg['heads']} heads, head dimension {cfg['head_dim']}"
 
 
