@@ -60,7 +60,7 @@ from .kernels import linear_degree
 ATTENTION_NS = (64, 256, 1024, 4096)
 BENCH_PATHS = ("sdpa", "blocked", "linear", "compiled", "naive")
 RECORD_KEYS = ("activation", "path", "n", "time_ms", "peak_mb", "ratio_to_sdpa", "gflop_s", "matmul_gflop_s",
-               "matmul_fraction")
+               "matmul_fraction", "rounds")
 TRAIN_RECORD_KEYS = ("activation", "images_per_s", "step_ms", "ratio_to_softmax")
 #: The naive path stores several N x N float32 matrices; skip it above this N.
 NAIVE_MAX_N = 1024
@@ -248,22 +248,23 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                         round_budget_s: float = 60.0, memory: bool = True, naive_max_n: int = NAIVE_MAX_N,
                         threads: int = 1, seed: int = 0, progress: Optional[Callable[[str], None]] = None,
                         cases: Optional[Sequence[Case]] = None, sample_s: float = 0.05,
-                        matmul: bool = False) -> list[dict]:
+                        matmul: bool = False, min_rounds: int = 2) -> list[dict]:
     """Records ``{activation, path, n, time_ms, peak_mb, ratio_to_sdpa, gflop_s, matmul_gflop_s,
-    matmul_fraction}``, SDPA softmax first.
+    matmul_fraction, rounds}``, SDPA softmax first (``rounds``: the timed rounds at that N).
 
     The configurations are ``attention_cases(specs, paths)``, or ``cases`` when given
     (the reference is added in front when missing).
 
-    For each N: two warm-up calls per configuration (the second sizes the samples; one
-    call when it lasts at least ``LONG_CALL_S``), then
-    interleaved rounds (at most ``rounds``, fewer when they would take longer than
-    ``round_budget_s``, but at least two); a sample repeats a short call until it lasts
-    about ``sample_s``; the median sample per configuration (``time_ms``) and the median
-    over rounds of its ratio to the reference's sample in the same round
-    (``ratio_to_sdpa``: a slow phase of a shared machine cancels).  Then one profiled call
-    each for the peak memory (``peak_mb`` is None with ``memory=False``).  The naive
-    path is skipped above ``naive_max_n``.
+    For each N: two warm-up calls per configuration, the first of them profiled for the peak
+    memory (``peak_mb``; a plain call, and ``peak_mb`` None, with ``memory=False``), the second
+    timed to size the samples; a first call that lasts at least ``LONG_CALL_S`` sizes the
+    samples itself and is the only warm-up.  Then interleaved rounds (at most ``rounds``, fewer
+    when they would take longer than ``round_budget_s``, but at least ``min_rounds``); a sample
+    repeats a short call until it lasts about ``sample_s``; the median sample per configuration
+    (``time_ms``) and the median over rounds of its ratio to the reference's sample in the same
+    round (``ratio_to_sdpa``: a slow phase of a shared machine cancels).  With ``min_rounds=1``
+    the longest lengths, where one round outlasts the budget, are timed once.  The naive path is
+    skipped above ``naive_max_n``.
 
     ``gflop_s``: the operation count of the call's matrix products (:func:`polyattn.flops.case_flops`)
     over ``time_ms``.  With ``matmul=True`` a square float32 product of side
@@ -274,8 +275,8 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
     """
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    if rounds < 1:
-        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if rounds < 1 or min_rounds < 1:
+        raise ValueError(f"rounds and min_rounds must be >= 1, got {rounds} and {min_rounds}")
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     _, clock = _clock(threads)
@@ -295,10 +296,16 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             if matmul:
                 side = matched_matmul_side(n, batch, heads, head_dim, causal)
                 runs[MATMUL] = matmul_call(side, seed)
-            single = {}
+            single, peaks = {}, {}
             for c, fn in runs.items():                      # warm-up, then one call to size the samples
+                profiled = memory and c in active
+                if profiled:
+                    _blocked.clear_workspace()              # count the kernels' scratch buffers too
                 t0 = clock()
-                fn()
+                if profiled:                                # the first warm-up call is the profiled one
+                    peaks[c] = peak_memory_bytes(fn) / 2 ** 20
+                else:
+                    fn()
                 warm = clock() - t0
                 if warm < LONG_CALL_S:                      # a long warm-up call sizes the samples itself
                     t0 = clock()
@@ -308,7 +315,7 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
             # short calls are repeated inside one sample, so each sample lasts ~sample_s
             inner = {c: max(1, round(sample_s / t)) for c, t in single.items()}
             round_s = sum(inner[c] * single[c] for c in runs)
-            n_rounds = max(min(2, rounds), min(rounds, int(round_budget_s / round_s)))
+            n_rounds = max(min(min_rounds, rounds), min(rounds, int(round_budget_s / round_s)))
             times = {c: [] for c in runs}
             for _ in range(n_rounds):
                 for c, fn in runs.items():
@@ -316,14 +323,6 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                     for _ in range(inner[c]):
                         fn()
                     times[c].append((clock() - t0) / inner[c])
-            peaks = {}
-            for c in active:
-                fn = runs[c]
-                if memory:
-                    _blocked.clear_workspace()              # count the kernels' scratch buffers too
-                    peaks[c] = peak_memory_bytes(fn) / 2 ** 20
-                else:
-                    peaks[c] = None
             ref = times.get(REFERENCE)
             mm_flops = 2.0 * side ** 3 if matmul else None
             mm_rate = mm_flops / statistics.median(times[MATMUL]) / 1e9 if matmul else None
@@ -334,8 +333,8 @@ def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequen
                 # the rates' ratio in one round is (flops / t) / (mm_flops / t_mm)
                 fraction = flops / mm_flops * paired_ratio(times[MATMUL], times[c]) if matmul else None
                 records.append({"activation": c.activation, "path": c.path, "n": n, "time_ms": 1e3 * t,
-                                "peak_mb": peaks[c], "ratio_to_sdpa": ratio, "gflop_s": flops / t / 1e9,
-                                "matmul_gflop_s": mm_rate, "matmul_fraction": fraction})
+                                "peak_mb": peaks.get(c), "ratio_to_sdpa": ratio, "gflop_s": flops / t / 1e9,
+                                "matmul_gflop_s": mm_rate, "matmul_fraction": fraction, "rounds": n_rounds})
             if progress:
                 extra = f" and a {side}x{side} matrix product" if matmul else ""
                 progress(f"N={n}: {len(active)} configurations{extra}, {n_rounds} rounds")
@@ -425,7 +424,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--paths", default=None, help="comma-separated subset of " + ",".join(BENCH_PATHS))
     a.add_argument("--causal", action="store_true")
     a.add_argument("--rounds", type=int, default=5)
-    a.add_argument("--round-budget", type=float, default=60.0, help="seconds of timed rounds per N (at least 2 rounds)")
+    a.add_argument("--round-budget", type=float, default=60.0,
+                   help="seconds of timed rounds per N (at least --min-rounds rounds)")
+    a.add_argument("--min-rounds", type=int, default=2, help="rounds timed even when they outlast the budget")
     a.add_argument("--sample", type=float, default=0.05, help="seconds per timed sample (short calls repeat)")
     a.add_argument("--naive-max-n", type=int, default=NAIVE_MAX_N)
     a.add_argument("--no-memory", action="store_true", help="skip the profiled peak-memory calls")
@@ -457,7 +458,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         records = run_attention_bench(args.n, args.activations, paths, args.batch, args.heads, args.head_dim,
                                       args.causal, args.rounds, args.round_budget, not args.no_memory,
                                       args.naive_max_n, args.threads, progress=progress, sample_s=args.sample,
-                                      matmul=args.matmul)
+                                      matmul=args.matmul, min_rounds=args.min_rounds)
         settings = {"batch": args.batch, "heads": args.heads, "head dim": args.head_dim,
                     "causal": args.causal, "threads": args.threads, "clock": _clock(args.threads)[0]}
         print(format_attention_table(records, settings))

@@ -166,3 +166,52 @@ def test_the_findings_lead_recall_with_the_setting_where_softmax_learns_and_head
     assert f"reads **{verdicts['mqar_recall'].form}**" in recall
     assert f"**{verdicts['nope_lm'].form}**" in answer.findings_markdown(verdicts)
     assert answer.findings_markdown({}) == ""
+
+
+def test_the_legend_names_every_form_the_rule_gives_and_nothing_else():
+    from polyattn.claims import rule
+
+    assert sorted(rule.LEGEND) == sorted(rule.FORMS), (
+        f"polyattn.claims.rule.LEGEND must define every form of FORMS once: missing "
+        f"{sorted(set(rule.FORMS) - set(rule.LEGEND))}, extra {sorted(set(rule.LEGEND) - set(rule.FORMS))}")
+    words = [line.split("**")[1] for line in answer.legend_markdown().splitlines()]
+    assert sorted(words) == sorted(rule.FORMS)
+
+
+def test_the_result_legend_names_every_result_a_comparison_can_have():
+    from polyattn.analysis import results
+
+    assert sorted(results.RESULT_LEGEND) == sorted(results.RESULTS)
+    words = [line.split("*")[1] for line in answer.result_legend_markdown().splitlines()]
+    assert sorted(words) == sorted(results.RESULTS)
+    # "worse" and "better" need the 95% interval beyond the margin, as comparison_result decides: the
+    # same detectable difference whose interval crosses the margin's edge is of unclear size
+    for word, mean, beyond, crossing in (("worse", -2.0, (-3.0, -1.5), (-3.0, -0.5)),
+                                         ("better", 2.0, (1.5, 3.0), (0.5, 3.0))):
+        def decide(ci):
+            return results.comparison_result(n=5, mean=mean, ci_low=ci[0], ci_high=ci[1], holm_p=0.01,
+                                             equivalent=False, alpha=0.05, margin=1.0)
+
+        assert decide(beyond) == word and "beyond the margin" in results.RESULT_LEGEND[word]
+        assert decide(crossing) == f"{word}, size unclear"
+        assert "crosses the margin's edge" in results.RESULT_LEGEND[f"{word}, size unclear"]
+
+
+def test_the_readme_shows_the_rules_legend_as_the_code_writes_it(repo_root):
+    text = (repo_root / "README.md").read_text()
+    shown = text.split("**What the verdict words mean.**", 1)[1].strip().split("\n\n", 1)[0]
+    assert shown == answer.legend_markdown(), \
+        "README.md's legend differs from polyattn.claims.rule.LEGEND: run `python -m polyattn verdicts`"
+
+
+def test_the_intro_types_no_legend_of_its_own_and_its_built_page_shows_the_rules(repo_root, tmp_path):
+    from polyattn.analysis.results import RESULTS
+    from polyattn.book import site
+    from polyattn.claims.rule import FORMS
+
+    source = (repo_root / "intro.md").read_text()
+    assert answer.ANSWER_MARKER in source and answer.RESULT_LEGEND_MARKER in source
+    typed = [w for w in FORMS + RESULTS if f"**{w}**" in source or f"*{w}*" in source]
+    assert not typed, f"intro.md defines {typed} by hand; the legends are written from the rule by code"
+    built = site._replace_marker(source, answer.RESULT_LEGEND_MARKER, answer.result_legend_markdown())
+    assert answer.result_legend_markdown() in built and answer.RESULT_LEGEND_MARKER not in built

@@ -938,3 +938,27 @@ def test_the_site_gives_each_svg_figure_its_title_as_alt_text(tmp_path):
     env = SimpleNamespace(relfn2path=lambda uri, docname: (uri, str(tmp_path / uri)))
     _svg_alt(SimpleNamespace(srcdir=str(tmp_path / "src"), env=env), doc, "page")
     assert shown["alt"] == "Figure: accuracy & N" and "alt" not in plain and "alt" not in photo
+
+
+def test_a_succeeding_execution_logs_no_error_line_and_its_kernel_is_not_interrupted(tmp_path, capfd):
+    """jupyter_client interrupts a kernel before shutting it down; a kernel that the SIGINT finds in a
+    message handler logs "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.".  The last cell
+    makes the kernel answer SIGINT with that line (and a file), so an interrupt at shutdown shows."""
+    from polyattn.book.execute import execute_chapter
+    from polyattn.book.toc import Entry
+
+    flag = tmp_path / "interrupted"
+    plant = (f"import sys\n"
+             f"def _on_sigint(signum, frame):\n"
+             f"    open({str(flag)!r}, 'w').close()\n"
+             f"    print('[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.', file=sys.__stderr__, flush=True)\n"
+             f"get_ipython().kernel.saved_sigint_handler = _on_sigint  # what SIGINT runs once the cell is done\n"
+             f"print('planted')")
+    source = tmp_path / "a.ipynb"
+    nbformat.write(_tiny_notebook(nbformat.v4.new_code_cell(plant)), str(source))
+    execute_chapter(Entry("chapters/a", "notebook", source), {"preset": "smoke"}, tmp_path / "out.ipynb", cwd=tmp_path)
+    assert nbformat.read(str(tmp_path / "out.ipynb"), 4).cells[-1].outputs[0]["text"] == "planted\n"
+    log = capfd.readouterr()
+    errors = [line for line in (log.out + log.err).splitlines() if "ERROR" in line]
+    assert not errors, f"a succeeding execution logged {errors}"
+    assert not flag.exists(), "the kernel was interrupted on its way out"

@@ -58,3 +58,31 @@ def test_each_grid_is_measured_once_per_settings(monkeypatch):
     page.once("attention", {**CFG, "rounds": 2}, run)
     page.once("causal", CFG, run)
     assert len(calls) == 3
+
+
+def test_the_longest_length_runs_with_its_own_batch_and_the_captions_say_so(monkeypatch):
+    cfg = {**CFG, "big_batch": 1, "naive_max_n": 64, "min_rounds": 1}
+    assert page.shape(cfg)["batch"] == CFG["batch"] and page.shape(cfg, CFG["ns"][-1])["batch"] == CFG["batch"]
+    assert page.shape(cfg, CFG["big_n"])["batch"] == 1
+    assert page.shape_text(cfg) == f"batch {CFG['batch']} (batch 1 at N = {CFG['big_n']:,}), 2 heads, head dimension 8"
+    assert page.shape_text(CFG) == page.shape_text(cfg, longest=False) == "batch 2, 2 heads, head dimension 8"
+    assert page.naive_max_n(cfg) == 64 and page.timing(cfg)["min_rounds"] == 1 and page.timing(CFG)["min_rounds"] == 2
+    calls = []
+    monkeypatch.setattr(page.bench, "run_attention_bench",
+                        lambda ns, **kw: calls.append((list(ns), kw["batch"], kw["naive_max_n"], kw["min_rounds"])) or [])
+    monkeypatch.setattr(page, "attention_frame", lambda records: pd.DataFrame())
+    monkeypatch.setattr(page, "_MEASURED", {})
+    page.attention(cfg)
+    assert calls == [(CFG["ns"], CFG["batch"], 64, 1), ([CFG["big_n"]], 1, 64, 1)]
+    # the operation count of the longest length's column is that of its batch
+    table = costs_setup.flop_table(cfg).data
+    half = costs_setup.flop_table({**cfg, "big_batch": CFG["batch"]}).data
+    column = f"N = {CFG['big_n']:,}"
+    assert float(table[column].iloc[0]) * 2 == pytest.approx(float(half[column].iloc[0]), rel=0.02)
+
+
+def test_the_time_caption_says_how_many_rounds_each_length_had():
+    df = attention()
+    df["rounds"] = [3 if n == 64 else 1 for n in df["n"]]
+    assert costs_time.rounds_text(df) == "3 rounds at N = 64; 1 round at N = 256, 1,024"
+    assert costs_time.rounds_text(attention()) == "rounds not recorded"

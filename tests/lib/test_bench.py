@@ -143,8 +143,9 @@ def test_command_line_writes_records(tmp_path, capsys):
     out = tmp_path / "records.json"
     assert bench.main(["attention", "--n", "8", "--batch", "1", "--heads", "1", "--head-dim", "4",
                        "--activations", "poly:p=3;poly:p=2", "--paths", "sdpa,blocked,linear",
-                       "--rounds", "1", "--json", str(out)]) == 0
+                       "--rounds", "2", "--min-rounds", "1", "--round-budget", "0", "--json", str(out)]) == 0
     records = json.loads(out.read_text())
+    assert {r["rounds"] for r in records} == {1}            # the budget allows none; --min-rounds 1 times one
     assert [(r["activation"], r["path"]) for r in records] == [("softmax", "sdpa"), ("poly:p=3", "blocked"),
                                                                  ("poly:p=3", "linear"), ("poly:p=2", "blocked"),
                                                                  ("poly:p=2", "linear")]
@@ -254,3 +255,49 @@ def test_flop_break_even_is_where_the_feature_map_stops_costing_more():
         assert bench.matmul_flops(n - 1, d, "linear", p) > bench.matmul_flops(n - 1, d, "blocked")
     # chapter 08's grid: head dimension 32, the cubic's map breaks even near N = 5,100
     assert 5000 < bench.flop_break_even(32, 3) < 5200
+
+
+@pytest.mark.parametrize("long_call_s, calls_each", [(1e9, 2 + 2), (0.0, 1 + 2)])
+def test_the_profiled_call_is_the_first_warm_up(monkeypatch, long_call_s, calls_each):
+    """With peak memory measured, the profiled call is the first warm-up: no call is added for it,
+    and a long one sizes the samples itself."""
+    calls, profiled = [], []
+    real = bench.forward_backward
+
+    def counting(case, *args, **kwargs):
+        fn = real(case, *args, **kwargs)
+        return lambda: calls.append(case) or fn()
+
+    def peak(fn):
+        profiled.append(len(calls))
+        fn()
+        return 1024
+
+    monkeypatch.setattr(bench, "forward_backward", counting)
+    monkeypatch.setattr(bench, "peak_memory_bytes", peak)
+    monkeypatch.setattr(bench, "LONG_CALL_S", long_call_s)
+    records = bench.run_attention_bench([8], cases=[Case("poly:p=3", "blocked")], batch=1, heads=1, head_dim=4,
+                                        rounds=2, round_budget_s=1e9, sample_s=0.0, memory=True)
+    assert calls.count(REFERENCE) == calls.count(Case("poly:p=3", "blocked")) == calls_each
+    assert calls[profiled[0]] == REFERENCE and calls[profiled[1]] == Case("poly:p=3", "blocked")
+    assert profiled[0] == 0, "the first call of all is profiled"
+    assert [r["peak_mb"] for r in records] == [1024 / 2 ** 20] * 2 and [r["rounds"] for r in records] == [2, 2]
+
+
+@pytest.mark.parametrize("min_rounds, expected", [(2, 2), (1, 1)])
+def test_rounds_that_outlast_the_budget_go_down_to_min_rounds(monkeypatch, min_rounds, expected):
+    now = [0.0]
+
+    def slow(case):
+        def run():
+            now[0] += 1.0
+        return run
+
+    monkeypatch.setattr(bench, "forward_backward", lambda case, *a, **kw: slow(case))
+    monkeypatch.setattr(bench, "_clock", lambda threads: ("cpu", lambda: now[0]))
+    records = bench.run_attention_bench([8], cases=[Case("poly:p=3", "blocked")], batch=1, heads=1, head_dim=4,
+                                        rounds=3, round_budget_s=0.5, sample_s=0.0, memory=False,
+                                        min_rounds=min_rounds)
+    assert [r["rounds"] for r in records] == [expected, expected]
+    with pytest.raises(ValueError, match="min_rounds"):
+        bench.run_attention_bench([8], rounds=1, min_rounds=0)

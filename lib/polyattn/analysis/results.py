@@ -20,6 +20,27 @@ RESULTS = ("uninformative", "did not learn", "split", "fewer seeds learned", "mo
 #: Results that state a difference the data detected (never voided by a failed positive control).
 DIFFERENCES = ("did not learn", "fewer seeds learned", "more seeds learned", "worse", "better", "worse, size unclear",
                "better, size unclear")
+#: What each result means, as :func:`comparison_result` decides it (the legend the intro page shows
+#: under the verdict words; a test keeps its keys equal to :data:`RESULTS`).
+RESULT_LEGEND = {
+    "uninformative": "neither arm learned the task (most of each arm's seeds no better than chance), or the "
+                     "baseline leaves nothing to improve on: counted, never judged",
+    "did not learn": "most of the candidate's seeds are no better than chance while the baseline's learned: "
+                     "read as worse",
+    "split": "in one arm some seeds learned and some did not: compared as counts of seeds that learned, with "
+             "exact intervals; it decides nothing",
+    "equivalent": "the 90% interval of the same-seed differences lies inside ±margin (two one-sided tests at 5%)",
+    "worse": "the Holm-corrected paired test finds a difference and its 95% interval lies wholly beyond the "
+             "margin, on the worse side",
+    "better": "the Holm-corrected paired test finds a difference and its 95% interval lies wholly beyond the "
+              "margin, on the better side",
+    "worse, size unclear": "the Holm-corrected paired test finds a worse difference, but its 95% interval "
+                           "crosses the margin's edge: these seeds cannot say whether it exceeds the margin",
+    "better, size unclear": "the Holm-corrected paired test finds a better difference, but its 95% interval "
+                            "crosses the margin's edge: these seeds cannot say whether it exceeds the margin",
+    "inconclusive": "neither equivalent nor a detectable difference (or fewer than two seed pairs); the "
+                    "detectable effect at 80% power says what these seeds could have found",
+}
 
 
 def learned(value: float, chance: Optional[float], band: float, higher_is_better: bool = True) -> bool:
@@ -115,5 +136,5 @@ def qualifier(result: str, *, mean: float, holm_p: float, alpha: float, higher_i
     return BETTER_INSIDE if better else WORSE_INSIDE
 
 
-__all__ = ["BETTER_INSIDE", "DIFFERENCES", "RESULTS", "WORSE_INSIDE", "arm_learned", "comparison_result",
-           "fisher_exact_p", "learned", "qualifier"]
+__all__ = ["BETTER_INSIDE", "DIFFERENCES", "RESULTS", "RESULT_LEGEND", "WORSE_INSIDE", "arm_learned",
+           "comparison_result", "fisher_exact_p", "learned", "qualifier"]

@@ -19,10 +19,24 @@ ANSWER_START = "<!-- answer: written by `python -m polyattn verdicts` from the c
 ANSWER_END = "<!-- end of answer -->"
 FOREST_FILE = "answer_forest.svg"
 
+#: Where the intro shows what a comparison's result means (filled by :func:`result_legend_markdown`).
+RESULT_LEGEND_MARKER = "% polyattn:result-legend"
+
+
 def legend_markdown() -> str:
+    """What each verdict word means: one line per form of :data:`polyattn.claims.rule.LEGEND`."""
     from ..claims.rule import LEGEND
 
     return "\n".join(f"- **{k}**: {v}." for k, v in LEGEND.items())
+
+
+def result_legend_markdown() -> str:
+    """What each comparison's result means: one line per result of
+    :data:`polyattn.analysis.results.RESULT_LEGEND`, as :func:`~polyattn.analysis.results.comparison_result`
+    decides it."""
+    from ..analysis.results import RESULT_LEGEND
+
+    return "\n".join(f"- *{k}*: {v}." for k, v in RESULT_LEGEND.items())
 
 
 def last_probe(record: dict, metric: str) -> float:

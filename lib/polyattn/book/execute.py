@@ -51,7 +51,14 @@ def _socket_dir() -> Path:
 def local_kernel_manager():
     """A kernel manager whose kernels talk to papermill over IPC sockets in a private temporary
     folder instead of TCP on the loopback (nothing to eavesdrop on, so the kernel has nothing to
-    warn about)."""
+    warn about), and that shuts a kernel down without interrupting it first.
+
+    jupyter_client sends SIGINT to the kernel's process group before every shutdown request, in
+    case a cell still runs.  Papermill shuts a kernel down only once its cells have run or one has
+    failed, so there is nothing to interrupt; a kernel that the signal finds inside a message
+    handler logs "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." into the build log of
+    a build that succeeded.  The shutdown request alone stops the kernel (and jupyter_client still
+    kills one that does not stop in time)."""
     import uuid
 
     from jupyter_client.manager import AsyncKernelManager
@@ -65,6 +72,11 @@ def local_kernel_manager():
         @default("ip")
         def _default_ip(self):
             return str(_socket_dir() / uuid.uuid4().hex[:12])
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:      # the shutdown's own interrupt: the kernel is idle
+                return
+            await super()._async_interrupt_kernel()
 
     return LocalKernelManager
 

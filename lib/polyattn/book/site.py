@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .answer import ANSWER_MARKER, intro_answer
+from .answer import ANSWER_MARKER, RESULT_LEGEND_MARKER, intro_answer, result_legend_markdown
 from .common import REPO_ROOT, BookError
 from .status import design_markdown, records_markdown, status_markdown
 from .toc import Entry, _prune_toc, read_toc
@@ -114,6 +114,8 @@ def assemble(entries: list[Entry], executed: dict[str, Path], build_root: Path, 
             text = _replace_marker(text, VERDICT_MARKER, verdicts)
             if ANSWER_MARKER in text:
                 text = _replace_marker(text, ANSWER_MARKER, intro_answer((src / e.docname).parent))
+            if RESULT_LEGEND_MARKER in text:
+                text = _replace_marker(text, RESULT_LEGEND_MARKER, result_legend_markdown())
             text = _replace_marker(text, STATUS_MARKER, status)
             text = _replace_marker(text, ENVIRONMENT_MARKER, env)
             if RECORDS_MARKER in text:

@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 import pandas as pd
 
 from .. import bench, kernels
-from .costs_page import CUBIC, attention_frame, once, pivot_rows, series, shape, shape_text, value_range
+from .costs_page import CUBIC, attention_frame, once, pivot_rows, series, shape, shape_text, timing, value_range
 
 
 def causal_cases(compiled: Optional[bool] = None) -> list:
@@ -24,8 +24,8 @@ def causal(cfg: Mapping) -> pd.DataFrame:
     the compiled one where it builds), x/sqrt(N) on the blocked path and as a running sum."""
     def run():
         records = bench.run_attention_bench(
-            cfg["causal_ns"], cases=causal_cases(), causal=True, rounds=min(cfg["rounds"], 3),
-            round_budget_s=cfg["round_budget"], sample_s=cfg["sample_s"], memory=False, **shape(cfg))
+            cfg["causal_ns"], cases=causal_cases(), causal=True, rounds=min(cfg["rounds"], 3), memory=False,
+            **timing(cfg), **shape(cfg))
         return attention_frame(records)
 
     return once("causal", cfg, run)
@@ -37,7 +37,7 @@ def causal_table(frame: pd.DataFrame, cfg: Mapping, preset: str):
 
     return styled(pivot_rows(frame, "ratio_to_sdpa", lambda x: f"{x:.2f}"),
                   f"Causal attention, forward and backward, time as a multiple of SDPA's causal softmax (preset "
-                  f"{preset}; {shape_text(cfg)}; one thread; median over interleaved rounds)")
+                  f"{preset}; {shape_text(cfg, longest=False)}; one thread; median over interleaved rounds)")
 
 
 def causal_series(frame: pd.DataFrame, targets: Mapping) -> dict:

@@ -5,8 +5,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from .. import bench
-from .costs_page import CUBIC, configuration, pivot_rows, shape_text, value_at
+from .costs_page import CUBIC, configuration, naive_max_n, pivot_rows, shape_text, value_at
 
 
 def memory_table(df: pd.DataFrame, cfg: Mapping, preset: str):
@@ -25,7 +24,7 @@ def memory_table(df: pd.DataFrame, cfg: Mapping, preset: str):
 def memory_texts(df: pd.DataFrame, cfg: Mapping) -> dict[str, str]:
     """The naive path's peak memory against SDPA's at its longest length, the blocked path's at
     the longest length of all (``big_n``, glued by :func:`polyattn.pages.costs_setup.setup_texts`)."""
-    naive_n = max(n for n in cfg["ns"] if n <= bench.NAIVE_MAX_N)
+    naive_n = max(n for n in cfg["ns"] if n <= naive_max_n(cfg))
     big = cfg["big_n"]
     return {"naive_peak": f"{value_at(df, CUBIC, 'naive', naive_n, 'peak_ratio'):.1f}", "naive_n": f"{naive_n:,}",
             "big_peak": f"{value_at(df, CUBIC, 'blocked', big, 'peak_ratio'):.2f}"}

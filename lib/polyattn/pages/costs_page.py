@@ -12,7 +12,8 @@ section reruns alone and the whole page still measures each grid once:
     costs.save(costs_finding.cost_numbers(cfg, targets))   # what polyattn.measures.costs states
 
 ``cfg`` is one preset's settings of the chapter (``ns``, ``big_n``, ``batch``, ``heads``,
-``head_dim``, ``rounds``, ``round_budget``, ``sample_s``, ``causal_ns``, ``train``, ``lra``).
+``head_dim``, ``rounds``, ``round_budget``, ``sample_s``, ``causal_ns``, ``train``, ``lra``; optionally
+``min_rounds``, ``naive_max_n`` and ``big_batch``, the batch at ``big_n``).
 Tables name activations as a reader does (``x³/√N``) and paths by their names in
 :mod:`polyattn.kernels`.
 """
@@ -51,14 +52,30 @@ def once(kind: str, cfg: Mapping, run: Callable[[], pd.DataFrame]) -> pd.DataFra
     return _MEASURED[key].copy()
 
 
-def shape(cfg: Mapping) -> dict:
-    """The benchmarks' shape and thread count, as keyword arguments."""
-    return dict(batch=cfg["batch"], heads=cfg["heads"], head_dim=cfg["head_dim"], threads=THREADS)
+def naive_max_n(cfg: Mapping) -> int:
+    """The longest length at which the naive path is measured (``cfg["naive_max_n"]``, else the
+    benchmark's default)."""
+    return int(cfg.get("naive_max_n", bench.NAIVE_MAX_N))
 
 
-def shape_text(cfg: Mapping) -> str:
-    """The benchmarks' shape as the captions name it."""
-    return f"batch {cfg['batch']}, {cfg['heads']} heads, head dimension {cfg['head_dim']}"
+def timing(cfg: Mapping) -> dict:
+    """The benchmarks' rounds settings, as keyword arguments: at most ``rounds`` interleaved rounds
+    within ``round_budget`` seconds per length, at least ``min_rounds`` (default 2)."""
+    return dict(round_budget_s=cfg["round_budget"], sample_s=cfg["sample_s"], min_rounds=cfg.get("min_rounds", 2))
+
+
+def shape(cfg: Mapping, n: Optional[int] = None) -> dict:
+    """The benchmarks' shape and thread count at length ``n``, as keyword arguments: the longest
+    length ``big_n`` is measured with ``big_batch`` sequences when the settings name one."""
+    batch = cfg.get("big_batch", cfg["batch"]) if n is not None and n == cfg.get("big_n") else cfg["batch"]
+    return dict(batch=batch, heads=cfg["heads"], head_dim=cfg["head_dim"], threads=THREADS)
+
+
+def shape_text(cfg: Mapping, longest: bool = True) -> str:
+    """The benchmarks' shape as the captions name it (``longest``: the grid includes ``big_n``)."""
+    big = cfg.get("big_batch", cfg["batch"])
+    at_big = f" (batch {big} at N = {cfg['big_n']:,})" if longest and big != cfg["batch"] else ""
+    return f"batch {cfg['batch']}{at_big}, {cfg['heads']} heads, head dimension {cfg['head_dim']}"
 
 
 def configuration(activation: str, path: str) -> str:
@@ -97,10 +114,10 @@ def attention(cfg: Mapping) -> pd.DataFrame:
     def run():
         specs = bench.distinct_cost_specs(activations.BOOK_SPECS)
         cases = [c for c in bench.attention_cases(specs) if c != CUBIC_FEATURES]
-        common = dict(round_budget_s=cfg["round_budget"], sample_s=cfg["sample_s"], matmul=True, **shape(cfg))
-        records = bench.run_attention_bench(cfg["ns"], cases=cases, rounds=cfg["rounds"], **common)
+        common = dict(matmul=True, naive_max_n=naive_max_n(cfg), **timing(cfg))
+        records = bench.run_attention_bench(cfg["ns"], cases=cases, rounds=cfg["rounds"], **common, **shape(cfg))
         records += bench.run_attention_bench([cfg["big_n"]], cases=list(LONGEST_CASES),
-                                             rounds=min(cfg["rounds"], 2), **common)
+                                             rounds=min(cfg["rounds"], 2), **common, **shape(cfg, cfg["big_n"]))
         return attention_frame(records)
 
     return once("attention", cfg, run)

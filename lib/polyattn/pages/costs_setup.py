@@ -7,7 +7,7 @@ from typing import Mapping
 
 from .. import bench, kernels
 from ..display import name
-from .costs_page import CUBIC, CUBIC_FEATURES, THREADS, shape_text
+from .costs_page import CUBIC, CUBIC_FEATURES, THREADS, naive_max_n, shape, shape_text
 
 
 def setup_texts(cfg: Mapping) -> dict[str, str]:
@@ -23,9 +23,11 @@ def setup_texts(cfg: Mapping) -> dict[str, str]:
             "keep_elements": f"{kernels.blocked.KEEP_ELEMENTS:,}", "cubic_break_even": f"{even:,}",
             "cubic_beyond": ", ".join(f"N = {n:,}" for n in beyond) if beyond else "none of them",
             "big_n": f"{cfg['big_n']:,}", "cpu": hardware("cpu")["cpu"], "mm_max_side": f"{bench.MATMUL_MAX_SIDE:,}",
-            "naive_max_n": f"{bench.NAIVE_MAX_N:,}", "compiled_min_keys": str(kernels.COMPILED_MIN_KEYS),
+            "naive_max_n": f"{naive_max_n(cfg):,}", "compiled_min_keys": str(kernels.COMPILED_MIN_KEYS),
             "compiled_max_degree": str(kernels.COMPILED_MAX_DEGREE),
-            "p2_switch": f"{kernels.LINEAR_P2_FEATURE_RATIO:g}"}
+            "p2_switch": f"{kernels.LINEAR_P2_FEATURE_RATIO:g}", "long_call": f"{bench.LONG_CALL_S:g}",
+            "rounds": str(cfg["rounds"]), "min_rounds": str(min(cfg.get("min_rounds", 2), cfg["rounds"])),
+            "round_budget": f"{cfg['round_budget']:g}", "big_batch": str(cfg.get("big_batch", cfg["batch"]))}
 
 
 def flop_table(cfg: Mapping):
@@ -39,9 +41,11 @@ def flop_table(cfg: Mapping):
             (f"{name('poly:p=1')}, linear form", bench.Case("poly:p=1", "linear")),
             (f"{name('poly:p=2')}, linear form", bench.Case("poly:p=2", "linear")),
             (f"{name(CUBIC)}, linear form (degree-3 features)", CUBIC_FEATURES)]
-    shape = dict(batch=cfg["batch"], heads=cfg["heads"], head_dim=cfg["head_dim"])
-    out = [{"path": label, **{f"N = {n:,}": number_cell(bench.case_flops(case, n, **shape) / 1e9) for n in ns}}
-           for label, case in rows]
+    def gflop(case, n):
+        size = {k: v for k, v in shape(cfg, n).items() if k != "threads"}
+        return number_cell(bench.case_flops(case, n, **size) / 1e9)
+
+    out = [{"path": label, **{f"N = {n:,}": gflop(case, n) for n in ns}} for label, case in rows]
     return styled(out, f"GFLOP of the matrix products of one forward and backward call ({shape_text(cfg)}; a "
                        "multiply-add counts 2; elementwise work is not counted)")
 

@@ -6,8 +6,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from .. import bench, kernels
-from .costs_page import CUBIC, auto_cubic, pivot_rows, series, shape_text, value_range
+from .. import kernels
+from .costs_page import CUBIC, auto_cubic, naive_max_n, pivot_rows, series, shape_text, value_range
 
 
 def time_table(df: pd.DataFrame, cfg: Mapping, preset: str):
@@ -16,9 +16,20 @@ def time_table(df: pd.DataFrame, cfg: Mapping, preset: str):
 
     return styled(pivot_rows(df, "ratio_to_sdpa", lambda x: f"{x:.2f}"),
                   f"Time of one forward and backward call, multiple of SDPA softmax's at the same N (preset {preset}; "
-                  f"{shape_text(cfg)}; median over interleaved rounds of the ratio within a round; one thread). "
-                  f"Blank: not measured (the naive path above N = {bench.NAIVE_MAX_N:,}; at the longest length only "
+                  f"{shape_text(cfg)}; median over interleaved rounds of the ratio within a round, "
+                  f"{rounds_text(df)}; one thread). "
+                  f"Blank: not measured (the naive path above N = {naive_max_n(cfg):,}; at the longest length only "
                   "the cubic's blocked path and the linear forms). The paper reports no timings.")
+
+
+def rounds_text(df: pd.DataFrame) -> str:
+    """How many timed rounds each length had ("3 rounds at N = 64, 256; 1 at N = 4,096, 8,192")."""
+    if "rounds" not in df or df["rounds"].isna().all():
+        return "rounds not recorded"
+    per_n = df.groupby("n")["rounds"].max().astype(int)
+    parts = [f"{k} round{'s' if k != 1 else ''} at N = " + ", ".join(f"{n:,}" for n in per_n[per_n == k].index)
+             for k in sorted(per_n.unique(), reverse=True)]
+    return "; ".join(parts)
 
 
 def time_texts(df: pd.DataFrame, cfg: Mapping) -> dict[str, str]:
