@@ -1,12 +1,11 @@
 """Measurements on a model's attention for chapter 09: the gradient through the activation,
 saturated rows, an outlier token, and the weights of chosen layers.
 
-They run models (forward and backward passes, and :func:`retrain` trains one), so they live
+They run models (forward and backward passes), so they live
 apart from :mod:`polyattn.analysis`, which only reads result records; the reductions of
 weights they report are :mod:`polyattn.analysis.critiques`'s.
 
     model = initial_model(config, data)                 # the model a run of config starts from
-    record, model = retrain(config, data)               # a short training, the model kept
     activation_gradients(model, x, y)                   # per layer: ||dL/dS||, ||dL/dA||, ||dphi/dS||, saturation
     outlier_sweep(model, x, y, token, factors, where)   # accuracy and the token's attention share
 """
@@ -16,7 +15,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -38,13 +36,6 @@ def initial_model(config, data):
     model = get_task(config.task).build_model(config, data)
     model.eval()
     return model
-
-
-def retrain(config, data=None):
-    """Train ``config`` without storing a record; ``(record, model)`` with the model in eval mode."""
-    from .attention_maps import train_with_model
-
-    return train_with_model(config, data=data)
 
 
 def activation_gradients(model, images: Tensor, labels: Tensor, saturation: float = 0.99) -> pd.DataFrame:
@@ -190,6 +181,3 @@ def attention_weights(model, images: Tensor, layers: Sequence[int]) -> Tensor:
     return record_attention_maps(model, images, layers=sorted({i % n_layers for i in layers}))
 
 
-def correct_array(result: OutlierResult, factor: float) -> np.ndarray:
-    """The per-image correctness of one factor of an :class:`OutlierResult`."""
-    return result.correct[float(factor)]

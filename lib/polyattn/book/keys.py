@@ -22,16 +22,6 @@ def _sha_files(paths: Iterable[Path], base: Path) -> str:
     return h.hexdigest()
 
 
-def library_hash(package_dir: Optional[Path] = None) -> str:
-    """sha256 over every ``*.py`` file of the polyattn package (the code the chapters import)."""
-    if package_dir is None:
-        # looked up on the package at call time, so that setting polyattn.book.PACKAGE_DIR
-        # (as the tests do, to watch a small stand-in library) changes what is hashed
-        from . import PACKAGE_DIR as package_dir
-    package_dir = Path(package_dir)
-    return _sha_files(package_dir.rglob("*.py"), package_dir)
-
-
 #: Modules that load others by name (``importlib``), which static imports do not show: the measured
 #: claims name their measure functions as ``"measures.<topic>:<function>"``.  A chapter that
 #: reaches such a module depends on the measure modules of the claims it can deliver: those registered for it
