@@ -14,6 +14,8 @@ own sense.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -117,8 +119,6 @@ class TrainConfig:
 
     @property
     def hash(self) -> str:
-        from .results import config_hash
-
         return config_hash(self)
 
     @property
@@ -163,3 +163,11 @@ def hash_fields(config) -> dict:
         if k in HASHED_ALWAYS or k not in defaults or v != defaults[k]:
             out[k] = v
     return out
+
+
+def config_hash(config) -> str:
+    """The 12 hex digits that identify a config's result: sha256 over :func:`hash_fields` as
+    sorted, compact JSON."""
+    d = hash_fields(config)
+    blob = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

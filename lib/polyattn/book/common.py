@@ -10,6 +10,8 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 #: The polyattn package: the code the chapters import, hashed into every content key.
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PARAMETER_NAMES = ("preset", "recompute", "seeds", "device")
+#: The verdicts ``python -m polyattn verdicts`` computes from the records, under the repository's top.
+VERDICTS_FILE = Path("data") / "verdicts.json"
 
 
 class BookError(RuntimeError):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from . import common
 from .common import REPO_ROOT
 
 MANIFEST_SCHEMA = 1
@@ -111,7 +112,7 @@ def imported_files(code: str, package_dir: Optional[Path] = None, chapter: Optio
     import ast
 
     if package_dir is None:
-        from . import PACKAGE_DIR as package_dir
+        package_dir = common.PACKAGE_DIR  # read at call time: the tests point it at a stand-in
     package_dir = Path(package_dir)
     tree = ast.parse(code)
     todo = [n for n in _imports(tree, "", True) if n is not None]
@@ -161,7 +162,7 @@ def chapter_library_hash(source: Path, package_dir: Optional[Path] = None) -> st
     """sha256 over the library files a chapter imports, transitively (:func:`imported_files`): a
     chapter re-executes when one of them changes, not when any file of the library does."""
     if package_dir is None:
-        from . import PACKAGE_DIR as package_dir
+        package_dir = common.PACKAGE_DIR  # read at call time: the tests point it at a stand-in
     package_dir = Path(package_dir)
     source = Path(source)
     return _sha_files(imported_files(chapter_code(source), package_dir, source.stem), package_dir)

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
+from .common import REPO_ROOT, VERDICTS_FILE
 
 #: The rows of the intro's verdict table, in order: ids of the register's claims, decided by
 #: comparisons of runs (:data:`polyattn.claims.register.REGISTER`) or by a measurement
@@ -160,11 +161,7 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
     """
     from ..claims.register import REGISTER
     from ..claims.report import section_link
-    from .verdicts import VERDICTS_FILE
-
     if verdicts is None:
-        from .common import REPO_ROOT
-
         path = (root or REPO_ROOT) / VERDICTS_FILE
         verdicts = json.loads(path.read_text()) if path.exists() else {}
     machine = collect_verdicts({k: v for k, v in executed.items()

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..results import REPO_ROOT
-
-VERDICTS_FILE = Path("data") / "verdicts.json"
+from .common import VERDICTS_FILE
 
 
 def register_id(row_id: str) -> Optional[str]:
