@@ -5,7 +5,7 @@ They run models (forward and backward passes), so they live
 apart from :mod:`polyattn.analysis`, which only reads result records; the reductions of
 weights they report are :mod:`polyattn.analysis.critiques`'s.
 
-    model = initial_model(config, data)                 # the model a run of config starts from
+    model = initial_model(config, data, task)           # the model a run of config starts from
     activation_gradients(model, x, y)                   # per layer: ||dL/dS||, ||dL/dA||, ||dphi/dS||, saturation
     outlier_sweep(model, x, y, token, factors, where)   # accuracy and the token's attention share
 """
@@ -20,20 +20,19 @@ import torch
 import torch.nn.functional as F
 
 from .analysis.critiques import saturated_rows, token_mass_share
+from .presets import seed_everything
 from .probes import capture, record_attention_maps
 
 Tensor = torch.Tensor
 WHERE = ("embedding", "attention_input", "scores")
 
 
-def initial_model(config, data):
+def initial_model(config, data, task):
     """The model that training ``config`` starts from (seeded as :func:`polyattn.train.fit` seeds it),
-    in eval mode."""
-    from .presets import seed_everything
-    from .tasks import get_task
-
+    in eval mode; ``task`` is the config's task (``polyattn.tasks.get_task(config.task)``), which
+    builds it."""
     seed_everything(config.seed)
-    model = get_task(config.task).build_model(config, data)
+    model = task.build_model(config, data)
     model.eval()
     return model
 

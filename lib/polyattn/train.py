@@ -272,3 +272,11 @@ def learned_head_scales(model) -> list:
 
 #: The name the image experiments have always used.
 run = fit
+
+
+def train_with_model(config, data=None):
+    """Train ``config`` (no stored record, no resume) and return ``(record, model)`` in eval mode."""
+    rec = fit(config, progress=False, resume=False, data=data, return_model=True)
+    model = rec.pop("model")
+    model.eval()
+    return rec, model
