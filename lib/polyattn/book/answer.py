@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .common import REPO_ROOT
+from .common import REPO_ROOT, register_grids
 
 ANSWER_MARKER = "% polyattn:answer"
 ANSWER_START = "<!-- answer: written by `python -m polyattn verdicts` from the claim register; do not edit -->"
@@ -37,6 +37,7 @@ def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
     from ..claims.evaluate import arm_runs
     from ..claims.spec import Arm
 
+    register_grids()
     out = {}
     for act in ("softmax", "poly:p=3"):
         runs = arm_runs(Arm(grid, {"activation": act})).records
@@ -208,6 +209,7 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     from ..claims.evaluate import evaluate_all
     from ..claims.report import answer_markdown
 
+    register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
     table = answer_markdown(verdicts, links=links)
     if links:  # on the site: in the compact type of the site's answer-table class
@@ -223,6 +225,7 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
     """The intro's answer (table with links, forest plot written next to the page, findings, legend)."""
     import matplotlib
 
+    register_grids()
     matplotlib.use("Agg")
     from ..claims.evaluate import evaluate_all
     from ..claims.report import forest_plot

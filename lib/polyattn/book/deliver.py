@@ -15,6 +15,8 @@ from typing import Iterable
 
 import pandas as pd
 
+from .common import register_grids
+
 
 @dataclass
 class Delivered:
@@ -62,6 +64,7 @@ def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     from ..claims.report import comparison_rows, plain, summary
     from .verdict_rows import CLAIM_IDS, verdict
 
+    register_grids()
     if claim_id in MEASURED:
         return _deliver_measured(claim_id, glue_it)
     v = evaluate(claim_id)
@@ -91,6 +94,7 @@ def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
     from ..display import typographic
     from .verdict_rows import CLAIM_IDS, verdict
 
+    register_grids()
     c = MEASURED[claim_id]
     finding = c.evaluate()
     text = typographic(f"**{finding.form[:1].upper()}{finding.form[1:]}**. {finding.summary.strip()}")
@@ -163,6 +167,7 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     from ..claims.report import answer_markdown, answer_rows
     from ..display import typographic
 
+    register_grids()
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
     measured = [c for c in MEASURED.values() if c.chapter == chapter and not c.machine_dependent]
     if not ids and not measured:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..results import REPO_ROOT
-from .common import VERDICTS_FILE
+from .common import VERDICTS_FILE, register_grids
 
 
 def register_id(row_id: str) -> Optional[str]:
@@ -32,6 +32,7 @@ def measured_row(row_id: str, root: Optional[Path] = None) -> Optional[dict]:
     from ..claims.register import MEASURED
     from ..display import typographic
 
+    register_grids()
     c = MEASURED[row_id]
     try:
         finding = c.evaluate(root)
@@ -59,6 +60,7 @@ def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
     from ..claims.register import MEASURED
     from .verdict_rows import CLAIMS
 
+    register_grids()
     out = {}
     for c in CLAIMS:
         if c.machine_dependent:

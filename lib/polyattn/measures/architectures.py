@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import grids
 from ..analysis.architectures import FIXED, OWN, TOKENS
 from ..claims.spec import Finding
 from ..display import typographic
@@ -91,12 +92,10 @@ def n_windows_channels(root: Optional[Path] = None) -> Finding:
     from ..analysis.architectures import architecture_final
     from ..claims import claim
     from ..claims.rule import claim_form, outcome
-    from ..experiments import GRIDS
-
     registered = claim(MARGIN_CLAIM)
     margin, alpha = registered.margin, registered.alpha
     grid = grid_records(GRID, root)
-    numbers = n_values(grid.configs, GRIDS[GRID]("paper", None))
+    numbers = n_values(grid.configs, grids.configs(GRID, "paper"))
     numbers.update({"margin (points)": margin, "alpha": alpha, "runs stored": grid.stored, "runs planned": grid.planned,
                     "seeds": len({c.seed for c in grid.configs})})
     results = {}
