@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from .analysis.critiques import mean_attention_distance, negative_mass_share
 from .task_declarations import IN_MEMORY, is_timm
 
 
@@ -114,7 +115,6 @@ def measure(model, config, data, device, task) -> dict:
     import torch
 
     from . import model_checks
-    from .analysis.critiques import mean_attention_distance, negative_mass_share
 
     spec = check_measure(config)
     if not spec:

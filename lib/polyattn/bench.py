@@ -58,6 +58,7 @@ from .flops import case_flops, flop_break_even, flops_records, matmul_flops, squ
 from .kernels import blocked as _blocked
 from .kernels import compiled as _compiled
 from .kernels import linear_degree
+from .results import provenance, write_atomic
 
 ATTENTION_NS = (64, 256, 1024, 4096)
 BENCH_PATHS = ("sdpa", "blocked", "linear", "compiled", "naive")
@@ -369,8 +370,6 @@ def format_attention_table(records: list[dict], settings: Optional[dict] = None)
 
 def save(path, kind: str, records: list[dict], settings: dict) -> Path:
     """Write ``{"kind", "settings", "records", "provenance"}`` atomically (for stored runs)."""
-    from .results import provenance, write_atomic
-
     path = Path(path)
     write_atomic(path, {"kind": kind, "settings": settings, "records": records,
                         "provenance": provenance("cpu")})

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from . import specs
+from .task_declarations import seq_lens
 
 AUGMENTS = ("none", "deit")
 #: The ViT sizes of :mod:`polyattn.models.vit` (the only models that take ``qk_norm``).
@@ -124,8 +125,6 @@ class TrainConfig:
     @property
     def seq_lens(self) -> dict:
         """The model's sequence length(s) N, as the task declares them (``{"seq_len": ...}``)."""
-        from .task_declarations import seq_lens
-
         lens = seq_lens(self.task, self)
         if lens is None:
             # only the task can tell (it reads its data or measures its model)

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from .analysis.critiques import saturated_rows, token_mass_share
 from .presets import seed_everything
-from .probes import capture, record_attention_maps
+from .probes import capture, find_attends, record_attention_maps
 
 Tensor = torch.Tensor
 WHERE = ("embedding", "attention_input", "scores")
@@ -157,8 +157,6 @@ def _scale_token(model, index: int, factor: float, where: str) -> list:
         return [model.patch_embed.register_forward_hook(hook)]
 
     if where == "scores":
-        from .probes import find_attends
-
         def column_hook(module, args):
             scores = args[0].clone()
             scores[..., index] *= factor

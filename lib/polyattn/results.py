@@ -42,7 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .config import NOT_HASHED, config_hash, hash_fields  # noqa: F401  (NOT_HASHED, config_hash, hash_fields re-exported)
+from . import task_declarations
+from .config import NOT_HASHED, TrainConfig, config_hash, hash_fields  # noqa: F401  (NOT_HASHED, config_hash, hash_fields re-exported)
 from .presets import EVIDENCE_PRESETS
 
 SCHEMA = 1
@@ -183,8 +184,6 @@ def describe(record: dict) -> dict:
     from what its task declares (:mod:`polyattn.task_declarations`)."""
     if "task" in record and "seq_lens" in record and "metrics_spec" in record:
         return record
-    from . import task_declarations
-    from .config import TrainConfig
 
     name = record.get("task", "images")
     config = TrainConfig.from_dict(record["config"])

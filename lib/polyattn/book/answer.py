@@ -9,6 +9,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ..claims.budget import budget_summary, shorter_pairs
+from ..claims.evaluate import arm_runs, evaluate_all
+from ..claims.report import answer_markdown, estimate_cell, forest_plot, key_cell, section_link
+from ..claims.rule import LEGEND
+from ..claims.scope import scope_markdown
+from ..claims.spec import Arm
+from ..numbers import fixed, p_relation
 from .common import REPO_ROOT, register_grids
 
 ANSWER_MARKER = "% polyattn:answer"
@@ -17,8 +24,6 @@ ANSWER_END = "<!-- end of answer -->"
 FOREST_FILE = "answer_forest.png"
 
 def legend_markdown() -> str:
-    from ..claims.rule import LEGEND
-
     return "\n".join(f"- **{k}**: {v}." for k, v in LEGEND.items())
 
 
@@ -34,9 +39,6 @@ def last_probe(record: dict, metric: str) -> float:
 
 def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
     """||A||_F / sqrt(N) at the last probe, per stored run of softmax and x^3/sqrt(N) in ``grid``."""
-    from ..claims.evaluate import arm_runs
-    from ..claims.spec import Arm
-
     register_grids()
     out = {}
     for act in ("softmax", "poly:p=3"):
@@ -52,8 +54,6 @@ def _row(v, cid: str):
 def _said(r) -> str:
     """"−0.24 [−0.49, +0.01] points, equivalent" once the planned pairs are stored, "... (3 of 5
     pairs)" before, or "0 of 5 pairs stored" before two are (each chapter gives the counts)."""
-    from ..claims.report import estimate_cell
-
     if r is None:
         return "not registered"
     if r.n < 2:
@@ -65,8 +65,6 @@ def _said(r) -> str:
 def questions_markdown(verdicts: dict, links: bool = False) -> str:
     """The paper's three questions, each answered in one short sentence from the register's verdicts
     (the claim's verdict word, then its key comparisons), with the section it rests on."""
-    from ..claims.report import section_link
-
     def ref(cid: str, text: str) -> str:
         return section_link(cid, text) if links else text
 
@@ -94,9 +92,6 @@ def questions_markdown(verdicts: dict, links: bool = False) -> str:
 
 def findings_markdown(verdicts: dict) -> str:
     """The findings the book's data show most clearly, as Markdown bullets with their numbers."""
-    from ..claims.report import estimate_cell
-    from ..numbers import fixed
-
     lines = []
     conv, t1 = norm_regime("vit_converged"), norm_regime("vit_table1")
     parity = verdicts.get("table_parity")
@@ -155,9 +150,6 @@ def _physics_longer(short, longer) -> str:
 def _lra_longer(longer) -> str:
     """The LRA finding: each longer-budget comparison with two pairs beside the same comparison at
     the book's steps, and what the longer runs did to the gaps; "" before such a pair exists."""
-    from ..claims.budget import budget_summary, shorter_pairs
-    from ..claims.report import key_cell
-
     if longer is None or not any(r.n >= 2 for r in longer.comparisons):
         return ""
     pairs = [p for p in shorter_pairs(longer) if p.longer.n >= 2]
@@ -171,9 +163,6 @@ def _recall_finding(recall, short, longer) -> str:
     """The recall finding: first the setting where softmax learns recall (the tier designed to
     decide), per variant the seeds that learned it and the claim's verdict; then the book's budget
     and ten times it (description); "" before any pair."""
-    from ..claims.report import key_cell
-    from ..numbers import fixed
-
     parts = []
     done = [r for r in recall.comparisons if r.comparison.role == "primary" and r.n and r.learned_counts] \
         if recall is not None else []
@@ -199,16 +188,11 @@ def _recall_finding(recall, short, longer) -> str:
 
 
 def _p(p: float) -> str:
-    from ..numbers import p_relation
-
     return p_relation(p)
 
 
 def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     """The README's answer block (and, with ``links``, the intro's table part)."""
-    from ..claims.evaluate import evaluate_all
-    from ..claims.report import answer_markdown
-
     register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
     table = answer_markdown(verdicts, links=links)
@@ -227,8 +211,6 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
 
     register_grids()
     matplotlib.use("Agg")
-    from ..claims.evaluate import evaluate_all
-    from ..claims.report import forest_plot
 
     verdicts = evaluate_all() if verdicts is None else verdicts
     fig = forest_plot(verdicts)
@@ -249,8 +231,6 @@ SCOPE_TITLE = "What each claim rests on: data, length, steps, seeds and compute"
 def scope_dropdown(verdicts: dict) -> str:
     """A collapsed block under the forest plot: per claim, the experiments and data its comparisons
     read, N, training length, paired seeds and the CPU-hours of those runs."""
-    from ..claims.scope import scope_markdown
-
     note = ("One row per claim with stored runs: the experiments its comparisons read and their data; *N*, "
             "the sequence length the attention trained at; how long each run trained, and how many seeds each "
             "comparison pairs; the *CPU-hours* of every run the claim reads (wall time on one thread, each run "

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from ..results import results_root as root_of
 from . import common
 from .common import REPO_ROOT
 
@@ -169,11 +170,6 @@ def chapter_library_hash(source: Path, package_dir: Optional[Path] = None) -> st
 
 
 def results_root(preset: str) -> Path:
-    try:
-        from ..results import results_root as root_of
-    except ImportError:  # the results module is optional for building pages
-        env = os.environ.get("POLYATTN_RESULTS")
-        return Path(env) if env else REPO_ROOT / ("_build/smoke-results" if preset == "smoke" else "data/results")
     return Path(root_of(preset))
 
 

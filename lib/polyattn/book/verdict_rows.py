@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..claims.register import REGISTER, any_claim
+from ..claims.report import section_link
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
+from ..display import typographic
 from .common import REPO_ROOT, VERDICTS_FILE
 
 #: The rows of the intro's verdict table, in order: ids of the register's claims, decided by
@@ -29,8 +32,6 @@ VERDICT_ROWS = (
 
 
 def _rows() -> tuple:
-    from ..claims.register import any_claim
-
     return tuple(any_claim(cid) for cid in VERDICT_ROWS)
 
 
@@ -62,7 +63,6 @@ def verdict(claim_id: str, summary: str, form: str) -> str:
     from IPython.display import Markdown
     from myst_nb import glue
 
-    from ..display import typographic
 
     summary = typographic(summary.strip())
     glue(f"verdict_{claim_id}", Markdown(summary), display=False)
@@ -159,8 +159,6 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
     (``executed`` maps chapter names to executed notebooks).  A row without a verdict reads
     "pending: chapter NN".
     """
-    from ..claims.register import REGISTER
-    from ..claims.report import section_link
     if verdicts is None:
         path = (root or REPO_ROOT) / VERDICTS_FILE
         verdicts = json.loads(path.read_text()) if path.exists() else {}

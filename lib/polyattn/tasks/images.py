@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ..attention_maps import check_measure, measure
+from ..data import load_dataset
 from ..task_declarations import IN_MEMORY, image_metrics, image_seq_lens, is_timm
 from .base import Batch
 
@@ -67,8 +68,6 @@ class ImageClassification:
         return attention_lengths(config.model, config.image_size, config.patch_size, config.options.get("n_rule"))
 
     def load(self, config, world, rank):
-        from ..data import load_dataset
-
         if config.dataset in IN_MEMORY:
             return load_dataset(config.dataset, config.train_subset, config.test_subset)
         return _Streamed(config, world, rank)
