@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import polyattn.experiments  # noqa: F401  (registers the book's grids in polyattn.grids, as the book's entry points do)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

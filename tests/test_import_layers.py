@@ -7,12 +7,18 @@ anything they import, neither torch nor the tasks, the models, the data loaders,
 loop or the grids.  Each module is imported in a fresh interpreter of its layer, one after
 another; a module that brings in a forbidden one is named with the chain of imports that did.
 
-(b) The graph of module-level imports of every module of :mod:`polyattn` has no strongly
-connected component of more than one module.  ``from . import x`` is an import of the submodule
-``x``; a module that reads names from an ancestor package's ``__init__`` (``from .. import name``
-with ``name`` no submodule) imports that package, while importing a sibling through the
-ancestor (``from ..spec import X``) does not, since the ancestor is already initialising.
-Imports inside functions and under ``if TYPE_CHECKING:`` are not module-level.
+(b) The graph of the imports of every module of :mod:`polyattn`, those inside functions counted
+too, has no strongly connected component of more than one module.  ``from . import x`` is an
+import of the submodule ``x``; a module that reads names from an ancestor package's ``__init__``
+(``from .. import name`` with ``name`` no submodule) imports that package, while importing a
+sibling through the ancestor (``from ..spec import X``) does not, since the ancestor is already
+initialising.  Imports under ``if TYPE_CHECKING:`` are left out, and so are the few lazy imports
+of :data:`LAZY_IMPORTS`, each with the reason its laziness is the point.
+
+(c) An import of a module of the library inside a function is lazy for a reason: the module it
+imports loads a heavy package (:data:`HEAVY`: torch and what is built on it, plotting, SciPy) that
+the importing module does not load, so that importing the light module stays light.  Any other
+import of the library belongs at module level, where the reader sees it and (b) sees it too.
 """
 from __future__ import annotations
 
@@ -161,24 +167,66 @@ def test_the_layer_check_names_the_chain_that_loads_a_forbidden_module(tmp_path)
 
 # --- (b) no import circle ---------------------------------------------------------------------------
 
-def _module_level(nodes):
-    """The statements that run when a module is imported: not function bodies, not ``if TYPE_CHECKING:``."""
+#: Imports inside functions that the circle check (b) leaves out, as ``(importing module, imported
+#: module): reason``.  Each loads torch and the data layer lazily on purpose: the torch-free record
+#: layer calls up into the tasks only for what no declaration can tell, and only then pays for it.
+LAZY_IMPORTS = {
+    ("polyattn.config", "polyattn.tasks"):
+        "the N of a config whose task cannot declare it without its data or model (LRA without max_len, timm)",
+    ("polyattn.results", "polyattn.tasks"):
+        "completing an old record whose task, N or metrics only the task can tell",
+}
+
+#: Packages whose import is heavy (seconds, or a GPU runtime) and optional for much of the library:
+#: a module of the library that loads one of them may be imported inside a function of a module that
+#: does not, so that the light module stays light (torch-free analysis, claims and book pages).
+HEAVY = ("torch", "torchvision", "timm", "triton", "scipy", "matplotlib")
+
+#: Packages whose function-level imports (c) does not yet hold to module level: they are being
+#: reorganised into one package per chapter's study, and their imports are counted by (b) already.
+NOT_YET_CHECKED = ("polyattn.pages", "polyattn.claims")
+
+
+def _statements(nodes, functions: bool = True, in_function: bool = False):
+    """``(statement, in_function)`` for every statement of ``nodes`` and the blocks inside them,
+    function bodies included when ``functions``; never what runs under ``if TYPE_CHECKING:``."""
     for node in nodes:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from _module_level(node.orelse)
+            yield from _statements(node.orelse, functions, in_function)
             continue
-        yield node
-        for field in ("body", "orelse", "finalbody", "handlers"):
+        is_function = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if is_function and not functions:
+            continue
+        yield node, in_function
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             inner = getattr(node, field, None)
             if isinstance(inner, list):
-                yield from _module_level(inner)
+                yield from _statements(inner, functions, in_function or is_function)
 
 
-def import_graph(root: Path = LIB, package: str = "polyattn") -> dict[str, dict[str, tuple[int, str]]]:
+def _module_level(nodes):
+    """The statements that run when a module is imported: not function bodies, not ``if TYPE_CHECKING:``."""
+    return (node for node, _ in _statements(nodes, functions=False))
+
+
+def _targets(node, name: str, own_pkg: str, paths) -> list[str]:
+    """The modules of the library an import statement imports (in the graph's sense, above)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        base_parts = own_pkg.split(".")[:len(own_pkg.split(".")) - node.level + 1]
+        base = ".".join(base_parts + ([node.module] if node.module else []))
+    else:
+        base = node.module
+    subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in paths]
+    return [base] + subs
+
+
+def import_graph(root: Path = LIB, package: str = "polyattn", functions: bool = True,
+                 lazy: dict = LAZY_IMPORTS) -> dict[str, dict[str, tuple[int, str]]]:
     """``{module: {imported module: (line, statement)}}`` over the modules of ``package`` under
-    ``root``: the module-level imports of modules of the package (see the module's docstring)."""
+    ``root``: the imports of modules of the package, those inside functions too unless not
+    ``functions``, less the edges of ``lazy`` (see the module's docstring)."""
     paths = {module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
     graph = {}
     for name, path in paths.items():
@@ -195,7 +243,7 @@ def import_graph(root: Path = LIB, package: str = "polyattn") -> dict[str, dict[
                 if t in paths and t != name and t not in ancestors:
                     edges.setdefault(t, (node.lineno, ast.unparse(node)))
 
-        for node in _module_level(ast.parse(path.read_text(), str(path)).body):
+        for node, _ in _statements(ast.parse(path.read_text(), str(path)).body, functions):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     add(alias.name, node)
@@ -213,7 +261,7 @@ def import_graph(root: Path = LIB, package: str = "polyattn") -> dict[str, dict[
                     elif base in ancestors and base != name and base in paths:
                         # names read from an ancestor package's __init__: that package is imported
                         edges.setdefault(base, (node.lineno, ast.unparse(node)))
-        graph[name] = edges
+        graph[name] = {t: e for t, e in edges.items() if (name, t) not in lazy}
     return graph
 
 
@@ -307,19 +355,25 @@ def test_the_circle_check_finds_a_planted_circle_and_names_its_lines(tmp_path):
                                                 "-> pkg.c (line 1: from .a import y) -> pkg.a")
 
 
-def test_the_circle_check_ignores_function_level_and_type_checking_imports(tmp_path):
-    graph = _plant(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "from . import b\n",
-                              "pkg/b.py": """\
-                                  from typing import TYPE_CHECKING
-                                  if TYPE_CHECKING:
-                                      from .a import T
-                                  def f():
-                                      from . import a
-                                  class C:
-                                      from . import c
-                                  """,
-                              "pkg/c.py": ""})
-    assert circles(graph) == [] and set(graph["pkg.b"]) == {"pkg.c"}
+def test_the_circle_check_counts_function_level_imports_and_ignores_type_checking_ones(tmp_path):
+    files = {"pkg/__init__.py": "", "pkg/a.py": "from . import b\n",
+             "pkg/b.py": """\
+                 from typing import TYPE_CHECKING
+                 if TYPE_CHECKING:
+                     from .a import T
+                 def f():
+                     if True:
+                         from . import a
+                 class C:
+                     from . import c
+                 """,
+             "pkg/c.py": ""}
+    graph = _plant(tmp_path, files)
+    assert circles(graph) == [["pkg.a", "pkg.b"]] and set(graph["pkg.b"]) == {"pkg.a", "pkg.c"}
+    assert describe_circle(graph, ["pkg.a", "pkg.b"]).endswith("pkg.b (line 6: from . import a) -> pkg.a")
+    # counting module-level imports alone, or leaving the lazy edge out by name, there is none
+    assert circles(import_graph(tmp_path, "pkg", functions=False)) == []
+    assert circles(import_graph(tmp_path, "pkg", lazy={("pkg.b", "pkg.a"): "why"})) == []
 
 
 def test_reading_names_from_an_ancestor_init_is_an_edge_and_a_sibling_through_it_is_not(tmp_path):
@@ -332,3 +386,80 @@ def test_reading_names_from_an_ancestor_init_is_an_edge_and_a_sibling_through_it
     # the same topic reading a name of its ancestor's __init__ closes a circle through it
     graph = _plant(tmp_path, {**files, "pkg/sub/topics/lra.py": "from .. import R\n"})
     assert circles(graph) == [["pkg.sub", "pkg.sub.register", "pkg.sub.topics", "pkg.sub.topics.lra"]]
+
+
+# --- (c) imports inside functions are lazy for a reason ----------------------------------------------
+
+def _external(path: Path) -> set[str]:
+    """The top-level names of the packages outside the library a module imports at module level."""
+    out = set()
+    for node in _module_level(ast.parse(path.read_text(), str(path)).body):
+        if isinstance(node, ast.Import):
+            out |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def needless_lazy_imports(root: Path = LIB, package: str = "polyattn", heavy=HEAVY,
+                          skip: tuple = ()) -> list[str]:
+    """``"module (line N: statement)"`` for each import of a module of ``package`` inside a function
+    that brings in no package of ``heavy`` the importing module does not load at module level
+    already (modules under a name of ``skip`` left out)."""
+    paths = {module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
+    graph = import_graph(root, package, functions=False, lazy={})
+    loads: dict[str, set] = {}
+
+    def heavy_of(name: str) -> set:
+        # what importing ``name`` loads of ``heavy``: its own imports, its packages' and its
+        # imports' in turn (a circle, if any, is (b)'s to report)
+        if name not in loads:
+            loads[name] = set()
+            found = _external(paths[name]) & set(heavy)
+            parents = [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)]
+            for dep in [*graph.get(name, {}), *parents]:
+                if dep in paths:
+                    found |= heavy_of(dep)
+            loads[name] = found
+        return loads[name]
+
+    found = []
+    for name, path in paths.items():
+        if name.startswith(skip):
+            continue
+        own_pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node, in_function in _statements(ast.parse(path.read_text(), str(path)).body):
+            if not (in_function and isinstance(node, (ast.Import, ast.ImportFrom))):
+                continue
+            targets = [t for t in _targets(node, name, own_pkg, paths) if t in paths]
+            if targets and not set().union(*(heavy_of(t) for t in targets)) - heavy_of(name):
+                found.append(f"{name} (line {node.lineno}: {ast.unparse(node)})")
+    return found
+
+
+def test_imports_of_the_library_inside_functions_are_lazy_only_where_they_load_a_heavy_package():
+    found = needless_lazy_imports(skip=NOT_YET_CHECKED)
+    assert not found, ("imports inside functions that load nothing heavy the module does not load already; move "
+                       "them to the top of the module (where a circle results, the layers are wrong):\n  "
+                       + "\n  ".join(found))
+
+
+def test_the_lazy_import_check_tells_a_needless_lazy_import_from_one_that_keeps_torch_out(tmp_path):
+    _plant(tmp_path, {"pkg/__init__.py": "", "pkg/light.py": "import json\n",
+                      "pkg/net.py": "import torch\n", "pkg/deep.py": "from . import net\n",
+                      "pkg/user.py": """\
+                          def f():
+                              from . import light
+                          def g():
+                              from .deep import x
+                          """,
+                      "pkg/heavy_user.py": "import torch\ndef f():\n    from . import net\n"})
+    assert needless_lazy_imports(tmp_path, "pkg") == ["pkg.heavy_user (line 3: from . import net)",
+                                                      "pkg.user (line 2: from . import light)"]
+    assert needless_lazy_imports(tmp_path, "pkg", skip=("pkg.user",)) == ["pkg.heavy_user (line 3: from . import net)"]
+
+
+def test_the_lazy_imports_left_out_of_the_circle_check_exist():
+    graph = import_graph(lazy={})
+    for (a, b), reason in LAZY_IMPORTS.items():
+        assert b in graph[a] and reason, f"{a} no longer imports {b}: take the pair off LAZY_IMPORTS"

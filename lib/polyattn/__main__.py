@@ -10,10 +10,15 @@ import dataclasses
 import json
 import sys
 
+from . import reproduce
+from .book.status import rates_note, records_table, stored_evidence, unpriced, unread_records
+from .config import TrainConfig
+from .results import record_path
+from .runs import load_or_run, load_or_run_all
+from .step_cost import measure_missing
+
 
 def _train_parser(sub):
-    from .config import TrainConfig
-
     p = sub.add_parser("train", help="train one configuration of any task (works under torchrun)")
     for f in dataclasses.fields(TrainConfig):
         if f.name == "probe_metrics":
@@ -32,8 +37,6 @@ def _train_parser(sub):
 
 
 def _parse_value(name, text):
-    from .config import TrainConfig
-
     field = {f.name: f for f in dataclasses.fields(TrainConfig)}[name]
     if text is None:
         return None
@@ -45,10 +48,6 @@ def _parse_value(name, text):
 
 
 def cmd_train(args) -> int:
-    from .config import TrainConfig
-    from .results import record_path
-    from .runs import load_or_run
-
     kw = {}
     for f in dataclasses.fields(TrainConfig):
         if f.name == "probe_metrics":
@@ -76,7 +75,6 @@ def cmd_train(args) -> int:
 
 def cmd_grid(args) -> int:
     from .experiments import GRIDS
-    from .runs import load_or_run_all
 
     if args.name not in GRIDS:
         raise ValueError(f"unknown experiment {args.name!r}; choose one of {sorted(GRIDS)}")
@@ -97,12 +95,8 @@ def cmd_grid(args) -> int:
 
 
 def cmd_records(args) -> int:
-    from .book.status import rates_note, records_table, stored_evidence, unpriced, unread_records
-
     evidence = stored_evidence()
     if args.measure:
-        from .step_cost import measure_missing
-
         stored, missing = evidence
         measure_missing(unpriced(stored, missing), [c for _, c, _ in stored], steps=args.steps, rounds=args.rounds)
     rows = records_table(evidence=evidence)
@@ -120,8 +114,6 @@ def cmd_records(args) -> int:
 
 
 def cmd_tolerance(args) -> int:
-    from . import reproduce
-
     if args.measure:
         short = reproduce.measure_short()
         reproduce.write_spread(short, reproduce.SHORT_FILE)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import activations as _acts
+from . import kernels
 
 N_MODES = ("row", "fixed", "padded")
 PATHS = ("auto", "naive", "sdpa", "blocked", "linear", "compiled")
@@ -198,7 +199,6 @@ def attention(q, k, v, attend: Attend | str, key_padding_mask=None, causal=False
         if out is not None:
             return out
     if fast_ok and path != "naive" and (act.elementwise or path in ("linear", "compiled")):
-        from . import kernels
         # A learned factor per head multiplies each head's weights, so it multiplies its output too.
         base = _acts.get(f"poly:p={act.params['p']}") if act.learned_scale else act
         out = kernels.fused_attention(q, k, v, base, key_padding_mask=key_padding_mask, causal=causal,

@@ -1,5 +1,6 @@
-"""Attention maps of a freshly trained model: train one configuration and read its CLS weights;
-and the measurements a short retraining takes of its model at the end of training.
+"""Attention maps of a trained model (its CLS weights on the patches), and the measurements a
+short retraining takes of its model at the end of training (training a configuration for its
+model is :func:`polyattn.train.train_with_model`).
 
 These helpers train or run models, so they live apart from :mod:`polyattn.analysis`, which only
 reads result records.  A record keeps no weights, so what a chapter needs of a trained model is
@@ -11,15 +12,8 @@ from __future__ import annotations
 
 import math
 
-
-def train_with_model(config, data=None):
-    """Train ``config`` (no stored record, no resume) and return ``(record, model)`` in eval mode."""
-    from .train import run
-
-    rec = run(config, progress=False, resume=False, data=data, return_model=True)
-    model = rec.pop("model")
-    model.eval()
-    return rec, model
+from .analysis.critiques import mean_attention_distance, negative_mass_share
+from .task_declarations import IN_MEMORY, is_timm
 
 
 def cls_attention(model, images, layer: int):
@@ -71,8 +65,6 @@ def check_measure(config) -> dict:
     unknown = sorted(set(spec) - set(MEASURES))
     if unknown:
         raise ValueError(f"options['measure']: unknown measurement(s) {unknown}; known: {list(MEASURES)}")
-    from .tasks.images import IN_MEMORY, is_timm
-
     if config.task != "images" or is_timm(config.model) or config.pool != "cls" or config.dataset not in IN_MEMORY:
         raise ValueError(f"options['measure'] needs the images task with a book ViT pooled by CLS on an in-memory "
                          f"dataset {IN_MEMORY}; got task {config.task!r}, model {config.model!r}, pool "
@@ -106,12 +98,13 @@ def _digits(x, digits: int = MAP_DIGITS):
     return np.vectorize(lambda v: float(f"{v:.{digits}g}"), otypes=[float])(a).tolist() if a.size else a.tolist()
 
 
-def measure(model, config, data, device="cpu") -> dict:
+def measure(model, config, data, device, task) -> dict:
     """The end-of-run measurements ``config.options["measure"]`` asks for (:data:`MEASURES`), as a
     JSON-ready dict for ``record["final"]``; ``{}`` when it asks for none.
 
-    ``model`` is the trained model, ``data`` the run's in-memory images; the model is left in
-    eval mode.  What is stored: ``gradients`` (``n_images``, ``rows``: one per state, the
+    ``model`` is the trained model, ``data`` the run's in-memory images, ``task`` the images task
+    that builds the initial model (needed for ``gradients``); the model is left in eval mode.
+    What is stored: ``gradients`` (``n_images``, ``rows``: one per state, the
     ``"initialisation"`` and the ``"trained"`` model, and layer, with the columns of
     :func:`polyattn.model_checks.activation_gradients`); ``outliers`` (``token``, ``factors``,
     ``layers``, ``n_images``, ``table``: one row per place, factor and layer, and ``correct``:
@@ -122,7 +115,6 @@ def measure(model, config, data, device="cpu") -> dict:
     import torch
 
     from . import model_checks
-    from .analysis.critiques import mean_attention_distance, negative_mass_share
 
     spec = check_measure(config)
     if not spec:
@@ -138,7 +130,7 @@ def measure(model, config, data, device="cpu") -> dict:
         from .qk_controls import scale_out_init, scale_qk_init
 
         n = int(spec["gradients"])
-        init = model_checks.initial_model(config, data).to(device)
+        init = model_checks.initial_model(config, data, task).to(device)
         if config.qk_init_scale != 1.0:
             scale_qk_init(init, config.qk_init_scale)
         if config.out_init_scale != 1.0:

@@ -42,7 +42,6 @@ import json
 import os
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -52,10 +51,14 @@ import torch.nn.functional as F
 
 from . import activations
 from .attention import Attend, attention
+from .bench_clock import clock as _clock
+from .bench_clock import paired_ratio
+from .bench_train import format_train_table, run_train_bench  # noqa: F401  (re-exported: the command runs both)
 from .flops import case_flops, flop_break_even, flops_records, matmul_flops, square_matmul_side  # noqa: F401
 from .kernels import blocked as _blocked
 from .kernels import compiled as _compiled
 from .kernels import linear_degree
+from .results import provenance, write_atomic
 
 ATTENTION_NS = (64, 256, 1024, 4096)
 BENCH_PATHS = ("sdpa", "blocked", "linear", "compiled", "naive")
@@ -120,12 +123,6 @@ def attention_cases(specs: Optional[Sequence[str]] = None, paths: Optional[Seque
             if case not in cases:
                 cases.append(case)
     return cases
-
-
-def paired_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
-    """The median over rounds of ``numerators[r] / denominators[r]``: samples of one round
-    are paired, so a slow phase of a shared machine that hits the round cancels."""
-    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
 
 
 def distinct_cost_specs(specs: Sequence[str]) -> list[str]:
@@ -236,10 +233,6 @@ def peak_memory_bytes(fn: Callable[[], object]) -> int:
         held += size
         peak = max(peak, held)
     return peak
-
-
-def _clock(threads: int) -> tuple[str, Callable[[], float]]:
-    return ("cpu", time.process_time) if threads == 1 else ("wall", time.perf_counter)
 
 
 def run_attention_bench(ns: Sequence[int] = ATTENTION_NS, specs: Optional[Sequence[str]] = None,
@@ -376,8 +369,6 @@ def format_attention_table(records: list[dict], settings: Optional[dict] = None)
 
 def save(path, kind: str, records: list[dict], settings: dict) -> Path:
     """Write ``{"kind", "settings", "records", "provenance"}`` atomically (for stored runs)."""
-    from .results import provenance, write_atomic
-
     path = Path(path)
     write_atomic(path, {"kind": kind, "settings": settings, "records": records,
                         "provenance": provenance("cpu")})
@@ -481,9 +472,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(records, indent=1))
     return 0
-
-
-from .bench_train import format_train_table, run_train_bench  # noqa: E402  (re-exported; it uses this module's clock)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from . import activations
+from .bench_clock import clock, paired_ratio
 
 
 def _train_setup(model: str, spec: str, size: str, batch: int, image_size: int, seq_len: int, seed: int):
@@ -48,8 +49,6 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
     of ``size`` on ``image_size`` images; ``model="lra"``: the LRA classifier of ``size``
     (e.g. ``nystromformer``) on byte sequences padded to ``seq_len`` with key-padding masks.
     """
-    from .bench import _clock, paired_ratio  # the clock and pairing the attention benchmark uses
-
     if threads < 1 or steps < 1 or rounds < 1:
         raise ValueError(f"threads, steps and rounds must be >= 1, got {threads}, {steps}, {rounds}")
     specs = [activations.canonical(s) for s in (specs or activations.BOOK_SPECS)]
@@ -58,7 +57,7 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
     specs = ["softmax"] + specs
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
-    _, clock = _clock(threads)
+    _, now = clock(threads)
     try:
         models = {}
         for spec in specs:
@@ -76,10 +75,10 @@ def run_train_bench(specs: Optional[Sequence[str]] = None, size: str = "micro", 
         times = {s: [] for s in specs}
         for r in range(rounds):
             for spec in specs:
-                t0 = clock()
+                t0 = now()
                 for _ in range(steps):
                     step(spec)
-                times[spec].append((clock() - t0) / steps)
+                times[spec].append((now() - t0) / steps)
             if progress:
                 progress(f"round {r + 1}/{rounds}")
     finally:

@@ -14,10 +14,13 @@ own sense.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from . import specs
+from .task_declarations import seq_lens
 
 AUGMENTS = ("none", "deit")
 #: The ViT sizes of :mod:`polyattn.models.vit` (the only models that take ``qk_norm``).
@@ -117,15 +120,11 @@ class TrainConfig:
 
     @property
     def hash(self) -> str:
-        from .results import config_hash
-
         return config_hash(self)
 
     @property
     def seq_lens(self) -> dict:
         """The model's sequence length(s) N, as the task declares them (``{"seq_len": ...}``)."""
-        from .task_declarations import seq_lens
-
         lens = seq_lens(self.task, self)
         if lens is None:
             # only the task can tell (it reads its data or measures its model)
@@ -163,3 +162,11 @@ def hash_fields(config) -> dict:
         if k in HASHED_ALWAYS or k not in defaults or v != defaults[k]:
             out[k] = v
     return out
+
+
+def config_hash(config) -> str:
+    """The 12 hex digits that identify a config's result: sha256 over :func:`hash_fields` as
+    sorted, compact JSON."""
+    d = hash_fields(config)
+    blob = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

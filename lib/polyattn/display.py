@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from . import specs
 from .numbers import readable_numbers
 
 #: Activation spec -> (plain Unicode name, MyST maths name).
@@ -57,7 +58,6 @@ def name(spec: str) -> str:
     """The plain-Unicode name of an activation spec (``poly:p=3`` -> ``x³/√N``)."""
     if spec in _NAMES:
         return _NAMES[spec][0]
-    from . import specs
 
     act = specs.declare(spec)
     if act.family == "poly":

@@ -1,12 +1,11 @@
 """Measurements on a model's attention for chapter 09: the gradient through the activation,
 saturated rows, an outlier token, and the weights of chosen layers.
 
-They run models (forward and backward passes, and :func:`retrain` trains one), so they live
+They run models (forward and backward passes), so they live
 apart from :mod:`polyattn.analysis`, which only reads result records; the reductions of
 weights they report are :mod:`polyattn.analysis.critiques`'s.
 
-    model = initial_model(config, data)                 # the model a run of config starts from
-    record, model = retrain(config, data)               # a short training, the model kept
+    model = initial_model(config, data, task)           # the model a run of config starts from
     activation_gradients(model, x, y)                   # per layer: ||dL/dS||, ||dL/dA||, ||dphi/dS||, saturation
     outlier_sweep(model, x, y, token, factors, where)   # accuracy and the token's attention share
 """
@@ -16,35 +15,26 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
 from .analysis.critiques import saturated_rows, token_mass_share
-from .probes import capture, record_attention_maps
+from .presets import seed_everything
+from .probes import capture, find_attends, record_attention_maps
 
 Tensor = torch.Tensor
 WHERE = ("embedding", "attention_input", "scores")
 
 
-def initial_model(config, data):
+def initial_model(config, data, task):
     """The model that training ``config`` starts from (seeded as :func:`polyattn.train.fit` seeds it),
-    in eval mode."""
-    from .presets import seed_everything
-    from .tasks import get_task
-
+    in eval mode; ``task`` is the config's task (``polyattn.tasks.get_task(config.task)``), which
+    builds it."""
     seed_everything(config.seed)
-    model = get_task(config.task).build_model(config, data)
+    model = task.build_model(config, data)
     model.eval()
     return model
-
-
-def retrain(config, data=None):
-    """Train ``config`` without storing a record; ``(record, model)`` with the model in eval mode."""
-    from .attention_maps import train_with_model
-
-    return train_with_model(config, data=data)
 
 
 def activation_gradients(model, images: Tensor, labels: Tensor, saturation: float = 0.99) -> pd.DataFrame:
@@ -167,8 +157,6 @@ def _scale_token(model, index: int, factor: float, where: str) -> list:
         return [model.patch_embed.register_forward_hook(hook)]
 
     if where == "scores":
-        from .probes import find_attends
-
         def column_hook(module, args):
             scores = args[0].clone()
             scores[..., index] *= factor
@@ -190,6 +178,3 @@ def attention_weights(model, images: Tensor, layers: Sequence[int]) -> Tensor:
     return record_attention_maps(model, images, layers=sorted({i % n_layers for i in layers}))
 
 
-def correct_array(result: OutlierResult, factor: float) -> np.ndarray:
-    """The per-image correctness of one factor of an :class:`OutlierResult`."""
-    return result.correct[float(factor)]

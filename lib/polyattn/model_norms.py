@@ -11,7 +11,9 @@ from typing import Optional, Sequence
 import pandas as pd
 import torch
 
+from .analysis.frames import record_seq_len
 from .presets import generator
+from .probes import capture, find_attends
 from .theory.score_scale import gaussian_elementwise_fro
 
 Tensor = torch.Tensor
@@ -27,8 +29,6 @@ def attention_norms(model: torch.nn.Module, inputs: Tensor, gaussian_prediction:
     the head's measured score mean and std (elementwise activations only; NaN for softmax).
     The model is run in eval mode without gradients; flags and hooks are restored afterwards.
     """
-    from .probes import capture, find_attends
-
     if not find_attends(model):
         raise ValueError("attention_norms found no polyattn Attend module in the model; "
                          "build it from polyattn.attention.MultiHeadAttention")
@@ -102,8 +102,6 @@ def trained_norms_from_records(directory: str, metrics: Sequence[str] = ("attn_f
     metric) with the activation and sequence length from the config; ``act_jac_fro`` gets a
     companion ``act_jac_fro_over_sqrt_n``.  An empty DataFrame when there is nothing to read.
     """
-    from .analysis.frames import record_seq_len
-
     out = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
         try:

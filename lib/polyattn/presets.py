@@ -31,10 +31,6 @@ def check(preset: str) -> str:
     return preset
 
 
-def is_evidence(preset: str) -> bool:
-    return check(preset) in EVIDENCE_PRESETS
-
-
 def seeds_for(preset: str, seeds: Optional[Iterable[int]] = None, defaults: Optional[dict] = None) -> tuple:
     """``seeds`` when given, else the preset's defaults (``defaults`` overrides :data:`DEFAULT_SEEDS`)."""
     check(preset)

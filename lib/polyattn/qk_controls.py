@@ -30,13 +30,12 @@ from typing import Iterator
 import torch
 from torch import nn
 
+from .attention import MultiHeadAttention
 from .labels import length_aware_gain  # noqa: F401  (re-exported)
 
 
 def qk_weights(model: nn.Module) -> Iterator[torch.Tensor]:
     """The query-and-key rows (a view) of every library attention's fused ``qkv`` weight."""
-    from .attention import MultiHeadAttention
-
     found = False
     for module in model.modules():
         if isinstance(module, MultiHeadAttention):
@@ -59,8 +58,6 @@ def scale_qk_init(model: nn.Module, gain: float) -> None:
 def scale_out_init(model: nn.Module, gain: float) -> None:
     """Multiply the output projection weight of every library attention by ``gain`` (once, at
     initialisation; the bias is left as it is)."""
-    from .attention import MultiHeadAttention
-
     found = False
     for module in model.modules():
         if isinstance(module, MultiHeadAttention):

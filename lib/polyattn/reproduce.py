@@ -30,6 +30,9 @@ import sys
 import warnings
 from pathlib import Path
 
+from .config import TrainConfig
+from .results import cpu_model, write_atomic
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPREAD_FILE = REPO_ROOT / "data" / "tolerances" / "first_epoch.json"
 #: The short reproduction's reference and its measured tolerance.
@@ -84,7 +87,6 @@ def cheapest_record(cpu: str | None = None, root: Path | None = None,
 
 def first_epoch(record: dict) -> dict:
     """The first epoch's metrics of ``record``'s configuration, trained here from scratch."""
-    from .config import TrainConfig
     from .train import fit
 
     cfg = TrainConfig.from_dict({**record["config"], "preset": "smoke"})
@@ -125,8 +127,6 @@ def spread(runs: dict[str, dict]) -> dict:
 def measure_spread(path: Path | None = None, environments: dict | None = None) -> dict:
     """One epoch of the cheapest committed record under each instruction set, each in a fresh
     process on this machine; the measurement that :data:`SPREAD_FILE` stores."""
-    from .results import cpu_model
-
     if path is None:
         path, _ = cheapest_record(cpu_model())
     record = json.loads(Path(path).read_text())
@@ -151,8 +151,6 @@ def measure_spread(path: Path | None = None, environments: dict | None = None) -
 
 
 def write_spread(measured: dict, path: Path = SPREAD_FILE) -> None:
-    from .results import write_atomic
-
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, measured)
 
@@ -180,7 +178,6 @@ def same_machine(record: dict) -> bool:
     """The record names this CPU model and the instruction set PyTorch runs here."""
     import torch
 
-    from .results import cpu_model
 
     hw = record["provenance"]["hardware"]
     return hw.get("cpu") == cpu_model() and hw.get("cpu_capability") == torch.backends.cpu.get_cpu_capability()

@@ -31,7 +31,6 @@ for evidence.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import platform
@@ -43,7 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .config import NOT_HASHED, hash_fields  # noqa: F401  (NOT_HASHED re-exported)
+from . import task_declarations
+from .config import NOT_HASHED, TrainConfig, config_hash, hash_fields  # noqa: F401  (NOT_HASHED, config_hash, hash_fields re-exported)
 from .presets import EVIDENCE_PRESETS
 
 SCHEMA = 1
@@ -73,12 +73,6 @@ def is_evidence_root(root: Path | None) -> bool:
 
 def config_dict(config) -> dict:
     return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
-
-
-def config_hash(config) -> str:
-    d = hash_fields(config)
-    blob = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def record_path(config, root: Path | None = None) -> Path:
@@ -190,8 +184,6 @@ def describe(record: dict) -> dict:
     from what its task declares (:mod:`polyattn.task_declarations`)."""
     if "task" in record and "seq_lens" in record and "metrics_spec" in record:
         return record
-    from . import task_declarations
-    from .config import TrainConfig
 
     name = record.get("task", "images")
     config = TrainConfig.from_dict(record["config"])

@@ -24,7 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
-from .results import REPO_ROOT, write_atomic
+from .config import hash_fields
+from .presets import seed_everything
+from .results import REPO_ROOT, hardware, packages, write_atomic
 
 #: Where measured step ratios are kept (committed with the records they price).
 RATIOS_FILE = Path("data") / "step_ratios.json"
@@ -33,8 +35,6 @@ RATIOS_FILE = Path("data") / "step_ratios.json"
 def cost_class_key(config) -> str:
     """A stable name for a run's cost class: its hashed fields but activation and seed (hashes
     cover later fields only where they differ from their default, so adding a field keeps it)."""
-    from .config import hash_fields
-
     d = {k: v for k, v in hash_fields(config).items() if k not in ("activation", "seed")}
     return json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
 
@@ -43,7 +43,6 @@ def _stepper(config, threads: int):
     """(one training step as a function of nothing, the run's total training steps)."""
     import torch
 
-    from .presets import seed_everything
     from .tasks import get_task
     from .train import _closure, _optimizer_kind, make_optimizer
 
@@ -96,8 +95,6 @@ def measure_step_ratio(config, reference, steps: int = 3, rounds: int = 5, threa
 
 
 def _differing(a, b) -> int:
-    from .config import hash_fields
-
     da, db = hash_fields(a), hash_fields(b)
     return sum(da.get(k) != db.get(k) for k in set(da) | set(db) if k not in ("activation", "seed"))
 
@@ -130,8 +127,6 @@ def measure_missing(missing: list, stored: list, root: Path = REPO_ROOT, steps: 
     """Measure a step ratio for each cost class in ``missing`` (configs) that has none yet,
     against its :func:`nearest_reference` among ``stored``; write them to :data:`RATIOS_FILE`
     (atomically, with the machine and time) and return the whole mapping."""
-    from .results import hardware, packages
-
     ratios = dict(load_ratios(root))
     todo: dict[str, object] = {}
     for c in missing:

@@ -30,6 +30,14 @@ def _options(config) -> dict:
 
 # --- images --------------------------------------------------------------------------------------
 
+#: The image datasets held in memory whole (the others stream from disk).
+IN_MEMORY = ("fashion_mnist",)
+
+
+def is_timm(model) -> bool:
+    """Whether a config's ``model`` names a timm model (``polyattn.models.timm_zoo.PREFIX``)."""
+    return isinstance(model, str) and model.startswith("timm:")
+
 def image_metrics(config) -> list[Metric]:
     return [ACCURACY, TEST_LOSS]
 

@@ -23,6 +23,7 @@ from .config import TrainConfig
 from .kernels import compiled as compiled_kernels
 from .models.blocks import decay_groups
 from .presets import seed_everything
+from .probes import Recorder
 from .qk_controls import qk_decay_step, scale_out_init, scale_qk_init
 from .results import REPO_ROOT, config_dict, provenance
 from .schedule import lr_at
@@ -180,8 +181,6 @@ def fit(config: TrainConfig, progress: bool = True, stop_after_epoch: Optional[i
 
     recorder = None
     if config.probe_every:
-        from .probes import Recorder
-
         recorder = Recorder(model, metrics=config.probe_metrics, param_probes=config.param_probes)
 
     bar = tqdm(total=total_steps, initial=start_epoch * steps_per_epoch, disable=not progress or rank != 0,
@@ -287,3 +286,11 @@ def learned_head_scales(model) -> list:
 
 #: The name the image experiments have always used.
 run = fit
+
+
+def train_with_model(config, data=None):
+    """Train ``config`` (no stored record, no resume) and return ``(record, model)`` in eval mode."""
+    rec = fit(config, progress=False, resume=False, data=data, return_model=True)
+    model = rec.pop("model")
+    model.eval()
+    return rec, model

@@ -179,7 +179,7 @@ def test_second_run_executes_nothing_and_a_change_in_an_imported_module_executes
     (lib / "mod.py").write_text("from . import helper\nX = 1\n")
     (lib / "helper.py").write_text("Y = 1\n")
     (lib / "other.py").write_text("Z = 1\n")
-    monkeypatch.setattr(book, "PACKAGE_DIR", lib)
+    monkeypatch.setattr(book.common, "PACKAGE_DIR", lib)
     # the chapter imports polyattn.mod (the stand-in's mod.py), which imports helper.py; not other.py
     cell = "try:\n    from polyattn import mod  # noqa: F401\nexcept ImportError:\n    pass\nprint(preset)"
     root = _mini_book(tmp_path, _tiny_notebook(nbformat.v4.new_code_cell(cell)))

@@ -6,12 +6,13 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 from support.arch_runs import VERDICT_WORDS, planted_runs, table_cells  # noqa: E402
+from support.ci import require_module  # noqa: E402
 
 from polyattn.analysis import architectures as arch  # noqa: E402
 from polyattn.pages import arch_accuracy as page  # noqa: E402
 from polyattn.pages.arch_page import FONT  # noqa: E402
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 def test_the_accuracy_table_has_a_row_per_architecture_and_a_column_per_variant():

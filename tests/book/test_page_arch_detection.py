@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
 from support.arch_runs import arch_record  # noqa: E402
+from support.ci import require_module  # noqa: E402
 
 from polyattn.pages import arch_detection as page  # noqa: E402
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 def test_the_ap_table_shows_each_variant_and_metric():

@@ -1,11 +1,11 @@
 """Chapter 10's "What each architecture's attention normalises over, and its N": N read from the
 built models, and XCiT's check read as people read numbers."""
-import pytest
 from support.arch_runs import table_cells
+from support.ci import require_module
 
 from polyattn.pages import arch_n as page
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 def test_n_is_read_from_the_models_for_each_architecture():

@@ -9,13 +9,14 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 from support.arch_runs import delivered_claim, planted_result  # noqa: E402
+from support.ci import require_module  # noqa: E402
 
 from polyattn.book.deliver import styled  # noqa: E402
 from polyattn.experiments.architectures import table2  # noqa: E402
 from polyattn.pages import arch_accuracy, arch_readings  # noqa: E402
 from polyattn.pages import arch_page as page  # noqa: E402
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 def test_cells_read_from_grids_name_data_and_architectures_as_readers_do():

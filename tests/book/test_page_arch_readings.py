@@ -6,14 +6,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
 from support.arch_runs import VERDICT_WORDS, planted_runs, table_cells  # noqa: E402
+from support.ci import require_module  # noqa: E402
 
 from polyattn.analysis import architectures as arch  # noqa: E402
 from polyattn.claims.spec import Finding  # noqa: E402
 from polyattn.pages import arch_readings as page  # noqa: E402
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 def test_the_readings_table_recovers_a_planted_reading_without_a_verdict():

@@ -1,11 +1,11 @@
 """Chapter 10's "Pooled over the architectures": planted register results come back out as each
 pooled comparison above its four architectures' cells."""
-import pytest
 from support.arch_runs import delivered_claim, planted_result
+from support.ci import require_module
 
 from polyattn.pages import arch_table2 as page
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 
 CELLS = {("timm:vit_micro",): (-3.98, -16.66, 8.69, 3), ("timm:deit_micro",): (5.38, -4.87, 15.63, 3),

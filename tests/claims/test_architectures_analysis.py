@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from support.ci import require_module
 
 from polyattn.analysis import architectures as arch
 from polyattn.analysis import comparison_verdict
@@ -9,7 +10,7 @@ from polyattn.experiments.architectures import table2
 from polyattn.results import config_dict
 from polyattn.tasks.base import ACCURACY, TEST_LOSS
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 NOISE = {0: 0.0, 1: 0.004, 2: -0.004}     # shared by every variant of a seed: cancels in the pairs
 

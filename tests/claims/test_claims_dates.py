@@ -1,5 +1,6 @@
 """Pre-registration that can be checked: each claim's commit in the register against its runs."""
 import pytest
+from support.ci import skip_unless_ci
 
 from polyattn.analysis.stats import binomial_interval
 from polyattn.claims import REGISTER
@@ -11,7 +12,7 @@ def test_a_claim_is_registered_before_its_comparisons_could_be_seen_or_says_othe
     claim = REGISTER[cid]
     when = registered_at(cid)
     if when is None:
-        pytest.skip("no git history here, or the claim is not committed yet")
+        skip_unless_ci("no git history here, or the claim is not committed yet")
     seen = first_observable(claim)
     if seen is not None and seen < when:
         assert claim.registered_after, (
@@ -33,7 +34,7 @@ def test_every_claims_registration_day_is_the_one_its_history_gives():
     register (or fixed its margin): a claim not yet committed is checked once it is."""
     days = {cid: registered_day(cid) for cid in REGISTER}
     if all(d is None for d in days.values()):
-        pytest.skip("no git history here")
+        skip_unless_ci("no git history here")
     wrong = {cid: (c.registered, days[cid]) for cid, c in REGISTER.items()
              if days[cid] is not None and c.registered != days[cid]}
     assert not wrong, f"registered (written, from history): {wrong}"

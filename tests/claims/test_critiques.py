@@ -9,6 +9,7 @@ import torch
 from polyattn import activations as A
 from polyattn import model_checks, theory
 from polyattn.analysis import critiques as cr
+from polyattn.tasks import get_task
 
 torch.set_num_threads(1)
 
@@ -242,7 +243,9 @@ def test_attention_weights_of_chosen_layers_and_initial_model_is_seeded():
         train_x = torch.zeros(4, 1, 8, 8)
         num_classes = 10
 
-    m1, m2 = model_checks.initial_model(cfg, Data), model_checks.initial_model(cfg.replace(activation="softmax"), Data)
+    task = get_task(cfg.task)
+    m1 = model_checks.initial_model(cfg, Data, task)
+    m2 = model_checks.initial_model(cfg.replace(activation="softmax"), Data, task)
     for a, b in zip(m1.parameters(), m2.parameters()):
         assert torch.equal(a, b)                             # the activation has no parameters
     assert A.get("poly:p=3") is m1.blocks[0].attn.activation

@@ -2,8 +2,9 @@
 import pytest
 import torch
 
-from polyattn.attention_maps import cls_attention, train_with_model
+from polyattn.attention_maps import cls_attention
 from polyattn.experiments import vit
+from polyattn.train import train_with_model
 
 
 def test_cls_attention_shapes_and_softmax_mass():

@@ -7,21 +7,19 @@ import sys
 
 import pytest
 import torch
+from support.ci import require_module
 
-try:
-    import timm
-except ImportError:
-    pytest.skip("timm is not installed (pip install timm==1.0.29, as in requirements.txt)", allow_module_level=True)
+timm = require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
-from polyattn import probes
-from polyattn.models.timm_adapters import (
+from polyattn import probes  # noqa: E402
+from polyattn.models.timm_adapters import (  # noqa: E402
     PolyClassAttn,
     PolyWindowAttention,
     PolyXCA,
     adapt,
     adapted_modules,
 )
-from polyattn.models.timm_zoo import attention_lengths, build_timm
+from polyattn.models.timm_zoo import attention_lengths, build_timm  # noqa: E402
 
 # Tiny configurations: (timm name, overrides, image size, attention blocks).
 TINY = {

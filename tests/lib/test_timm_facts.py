@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.ci import require_module
 
 from polyattn.experiments.architectures import setup_table, table2
 from polyattn.labels import ARCHITECTURE_VARIANTS, architecture
 from polyattn.models import timm_facts
 
-pytest.importorskip("timm")
+require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 
 TOKENS = ARCHITECTURE_VARIANTS[-1]
 

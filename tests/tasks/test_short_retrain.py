@@ -13,6 +13,7 @@ from polyattn.analysis.critiques import mean_attention_distance, negative_mass_s
 from polyattn.config import TrainConfig
 from polyattn.data import load_dataset
 from polyattn.experiments import GRIDS, short_retrain, vit
+from polyattn.tasks import get_task
 from polyattn.train import fit
 
 torch.set_num_threads(1)
@@ -101,7 +102,7 @@ def test_record_stores_the_measurements_of_the_trained_and_the_initial_model(tra
     direct = model_checks.activation_gradients(model, x[:8], y[:8])
     stored = g[g["state"] == "trained"].sort_values("layer")
     np.testing.assert_allclose(stored["grad_scores_fro"], direct["grad_scores_fro"], rtol=1e-5)
-    init = model_checks.activation_gradients(model_checks.initial_model(cfg, data), x[:8], y[:8])
+    init = model_checks.activation_gradients(model_checks.initial_model(cfg, data, get_task(cfg.task)), x[:8], y[:8])
     np.testing.assert_allclose(g[g["state"] == "initialisation"].sort_values("layer")["act_jac_fro"],
                                init["act_jac_fro"], rtol=1e-5)
     # outliers: the centre patch, every place, the factors asked for, per-image correctness
@@ -146,6 +147,4 @@ def test_readers_skip_diverged_runs_and_an_images_run_without_measurements_store
     assert table.empty and correct == {}
     assert cr.short_maps([diverged]) == {}
     assert np.isnan(cr.short_accuracy([diverged])["poly:p=7"])
-    from polyattn.tasks import get_task
-
     assert get_task("images").summarise(None, TrainConfig(), None, "cpu") == {}

@@ -71,7 +71,6 @@ from .sweep import BestConstant, best_constant, best_constant_rows, best_constan
 from .tables import (
                        bracket_cell,
                        correlation_rows,
-                       curve_frame,
                        difference_rows,
                        format_summary,
                        interval_cell,
@@ -97,7 +96,7 @@ __all__ = [
     "KNOWN_METRICS", "NORM_METRICS", "OVERVIEW_FIELDS", "PERCENT", "POWER", "PROBE_ID_COLUMNS", "RUN_COLUMNS",
     "Verdict", "WILCOXON_MIN_N", "activation_constant", "activation_scale", "best_constant",
     "best_constant_rows", "best_constant_table", "budget_text", "comparison_verdict", "compute_budget",
-    "config_overview", "correlation_table", "curve_frame", "declared_metrics",
+    "config_overview", "correlation_table", "declared_metrics",
     "bracket_cell", "correlation_rows", "deviations_table", "diff_unit", "difference_rows",
     "early_middle_last", "final_accuracy",
     "final_metrics", "format_summary", "grid_caption", "holm", "image_seq_len", "interval_cell",

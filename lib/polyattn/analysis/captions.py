@@ -7,8 +7,8 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from ..config import config_hash
 from ..model_sizes import VIT_SIZES
-from ..results import config_hash
 from ._common import _check_records
 
 

@@ -262,12 +262,6 @@ def collapse_check(samples: Mapping[str, str], reference: dict, n: int = COLLAPS
     return pd.DataFrame(rows)
 
 
-def no_sink(final: pd.DataFrame, variant: str = "softmax") -> bool:
-    """Whether ``variant`` formed no sink at all (sink rate 0 in every seed): nothing to mitigate."""
-    vals = final.loc[final["activation"] == variant, "sink_rate"].dropna()
-    return len(vals) > 0 and bool((vals == 0).all())
-
-
 def survey_comparison(final: pd.DataFrame) -> pd.DataFrame:
     """The survey article's table next to this book's numbers for the same methods: perplexity
     (the article's, and this book's per character, 2^bits) and its ratio to softmax's, the
@@ -310,14 +304,6 @@ def register_results(claim_verdict) -> dict:
     """The comparisons of a registered claim on the causal grids
     (:func:`polyattn.claims.evaluate.evaluate`), by the variant label of their candidate."""
     return {variant_label(r.comparison.candidate.fields): r for r in claim_verdict.comparisons}
-
-
-def decided_by_register(verdict, result):
-    """``verdict``, a comparison of a page's table (Holm over that table), decided instead by the
-    claim register's ``result`` for the same pairs (Holm over the claim's own comparisons): the
-    register's form and Holm p; the estimate, interval and detectable effect are the same pairs'."""
-    form = {"did not learn": "worse", "uninformative": "not comparable"}.get(result.result, result.result)
-    return type(verdict)(**{**verdict.as_dict(), "form": form, "p_holm": float(result.holm_p)})
 
 
 def describe(v, digits: int = 3) -> str:

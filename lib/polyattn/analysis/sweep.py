@@ -8,8 +8,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..display import typographic
 from ._common import _require
-from .metrics import MetricLike, resolve_metric
+from .metrics import MetricLike, diff_unit, resolve_metric
 
 
 @dataclass
@@ -259,9 +260,6 @@ def best_constant_rows(bc: BestConstant) -> list[dict]:
     the runner-up, the margin with its paired interval in one cell, whether that interval
     excludes 0, whether the best c is at the grid's edge, the interpolated c* and 1/√N ("–"
     where a length has no answer)."""
-    from ..display import typographic
-    from .metrics import diff_unit
-
     metric = resolve_metric(bc.metric or None)
     t = bc.table.sort_values("seq_len")
     level = f"{round(100 * bc.confidence)}%"

@@ -132,17 +132,6 @@ def per_seed_table(final: pd.DataFrame, index=("activation",), metric: MetricLik
     return table.reset_index()
 
 
-def curve_frame(frame: pd.DataFrame, metric: MetricLike = None, by=("activation",)) -> pd.DataFrame:
-    """Mean and std over seeds of a per-epoch metric in its display unit, per group and epoch."""
-    metric = resolve_metric(metric, frame)
-    by = _by(by)
-    _require(frame, by + ["epoch", metric.name], "curve_frame")
-    f = frame.dropna(subset=["epoch"])
-    g = f.groupby(by + ["epoch"], sort=False)[metric.name]
-    return pd.DataFrame({"mean": g.mean() * metric.scale, "std": g.std(ddof=1) * metric.scale,
-                         "n": g.count()}).reset_index()
-
-
 # --- rows for people --------------------------------------------------------------------------
 
 #: A number for a table cell (:func:`polyattn.numbers.number`; "n/a" when missing).

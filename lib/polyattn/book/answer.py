@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .common import REPO_ROOT
+from .common import REPO_ROOT, register_grids
 from .questions import questions_markdown
 
 ANSWER_MARKER = "% polyattn:answer"
@@ -53,6 +53,8 @@ def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
     """||A||_F / sqrt(N) at the last probe, per stored run of softmax and x^3/sqrt(N) in ``grid``."""
     from ..claims.evaluate import arm_runs
     from ..claims.spec import Arm
+
+    register_grids()
 
     out = {}
     for act in ("softmax", "poly:p=3"):
@@ -178,6 +180,7 @@ def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     from ..claims.evaluate import evaluate_all
     from .answer_rows import answer_rows, legend_line, table_markdown
 
+    register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
     rows = answer_rows(verdicts)
     table = table_markdown(rows, links=links)
@@ -200,6 +203,7 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
     from .answer_rows import answer_rows
     from .forest import save_forest
 
+    register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
     save_forest(answer_rows(verdicts), Path(src) / FOREST_FILE)
     figure = ("```{figure} " + FOREST_FILE + "\n:name: answer-forest\n:width: 100%\n"

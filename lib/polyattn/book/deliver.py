@@ -15,6 +15,17 @@ from typing import Iterable
 
 import pandas as pd
 
+from ..claims.evaluate import evaluate
+from ..claims.register import MEASURED, REGISTER
+from ..claims.report import comparison_rows, plain, summary
+from ..display import typographic
+from ..numbers import readable_numbers
+from ..runs import stored
+from .answer_rows import answer_rows as book_answer_rows
+from .answer_rows import legend_line, table_markdown
+from .common import register_grids
+from .verdict_rows import CLAIM_IDS, verdict
+
 
 @dataclass
 class Delivered:
@@ -30,8 +41,6 @@ TABLE_STYLE = [{"selector": "th, td", "props": "padding: 0.25em 0.6em; text-alig
 def styled(rows: list[dict], caption: str = "") -> "pd.io.formats.style.Styler":
     """A table for people: no index, padding between cells, an optional caption; the numbers of
     its text cells and caption as a reader reads them (:func:`~polyattn.numbers.readable_numbers`)."""
-    from ..numbers import readable_numbers
-
     frame = pd.DataFrame([{k: readable_numbers(v) if isinstance(v, str) else v for k, v in row.items()}
                           for row in rows])
     sty = frame.style.hide(axis="index").set_table_styles(TABLE_STYLE)
@@ -45,7 +54,6 @@ def glue(name: str, value, display: bool = True):
     from IPython.display import Markdown
     from myst_nb import glue as myst_glue
 
-    from ..numbers import readable_numbers
 
     if isinstance(value, str):
         value = readable_numbers(value)
@@ -57,11 +65,8 @@ def glue(name: str, value, display: bool = True):
 def deliver(claim_id: str, glue_it: bool = True) -> Delivered:
     """Evaluate a registered claim from the stored records, glue its sentence and form, and
     deliver them to the intro's verdict row of the same id when there is one."""
-    from ..claims.evaluate import evaluate
-    from ..claims.register import MEASURED
-    from ..claims.report import comparison_rows, plain, summary
-    from .verdict_rows import CLAIM_IDS, verdict
 
+    register_grids()
     if claim_id in MEASURED:
         return _deliver_measured(claim_id, glue_it)
     v = evaluate(claim_id)
@@ -99,10 +104,8 @@ def beside_table(text: str) -> str:
 def _deliver_measured(claim_id: str, glue_it: bool) -> Delivered:
     """A measured claim's finding (its measure function), glued like a register verdict; its table
     holds the finding's numbers."""
-    from ..claims.register import MEASURED
-    from ..display import typographic
-    from .verdict_rows import CLAIM_IDS, verdict
 
+    register_grids()
     c = MEASURED[claim_id]
     finding = c.evaluate()
     text = typographic(f"**{finding.form[:1].upper()}{finding.form[1:]}**. {finding.summary.strip()}")
@@ -127,8 +130,6 @@ def registered_rows(grid: str, delivered: Iterable[Delivered], pooled: bool = Fa
 
     The register reads the book preset's records, so at any other ``preset`` this is empty and
     that preset's tables keep their own numbers."""
-    from ..claims.report import comparison_rows
-
     out = {}
     if preset != "book":
         return out
@@ -144,8 +145,6 @@ def registered_rows(grid: str, delivered: Iterable[Delivered], pooled: bool = Fa
 def registered_text(delivered: Delivered, comparison_id: str) -> str:
     """One comparison of a delivered claim in words: its difference with its interval, the seed
     pairs, Holm p over the claim's comparisons, TOST p against the claim's margin, and its result."""
-    from ..claims.report import comparison_rows
-
     v = delivered.verdict
     rows = {r.comparison.id: row for r, row in zip(v.comparisons, comparison_rows(v))}
     if comparison_id not in rows:
@@ -171,18 +170,14 @@ def findings(chapter: str, glue_it: bool = True) -> str:
     The same rows as the intro's answer table (each keyed by its deciding comparison), restricted to
     this chapter, with full statements linked to the sections that compute them.
     """
-    from ..claims.evaluate import evaluate
-    from ..claims.register import MEASURED, REGISTER
-    from ..display import typographic
-    from .answer_rows import answer_rows, legend_line, table_markdown
-
+    register_grids()
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
     measured = [c for c in MEASURED.values() if c.chapter == chapter and not c.machine_dependent]
     if not ids and not measured:
         raise ValueError(f"no registered claim names chapter {chapter!r}; chapters with claims: "
                          f"{sorted({c.chapter for c in (*REGISTER.values(), *MEASURED.values())})}")
     verdicts = {cid: evaluate(cid) for cid in ids}
-    answer = answer_rows(verdicts, ids)
+    answer = book_answer_rows(verdicts, ids)
     rows = table_markdown(answer, links=True, statements=True).splitlines()
     for c in measured:  # measured claims: the form and the first sentence of the finding
         finding = c.evaluate()
@@ -207,6 +202,4 @@ def stored_of(configs) -> str:
 
 def stored_records(configs) -> list[dict]:
     """The valid stored records of ``configs`` (clean-tree evidence only), in the configs' order."""
-    from ..runs import stored
-
     return [r for r in (stored(c) for c in configs) if r is not None]

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from ..results import results_root as root_of
+from . import common
 from .common import REPO_ROOT
 
 MANIFEST_SCHEMA = 1
@@ -20,16 +22,6 @@ def _sha_files(paths: Iterable[Path], base: Path) -> str:
         h.update(b"\0")
         h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
-
-
-def library_hash(package_dir: Optional[Path] = None) -> str:
-    """sha256 over every ``*.py`` file of the polyattn package (the code the chapters import)."""
-    if package_dir is None:
-        # looked up on the package at call time, so that setting polyattn.book.PACKAGE_DIR
-        # (as the tests do, to watch a small stand-in library) changes what is hashed
-        from . import PACKAGE_DIR as package_dir
-    package_dir = Path(package_dir)
-    return _sha_files(package_dir.rglob("*.py"), package_dir)
 
 
 #: Modules that load others by name (``importlib``), which static imports do not show: the measured
@@ -121,7 +113,7 @@ def imported_files(code: str, package_dir: Optional[Path] = None, chapter: Optio
     import ast
 
     if package_dir is None:
-        from . import PACKAGE_DIR as package_dir
+        package_dir = common.PACKAGE_DIR  # read at call time: the tests point it at a stand-in
     package_dir = Path(package_dir)
     tree = ast.parse(code)
     todo = [n for n in _imports(tree, "", True) if n is not None]
@@ -171,18 +163,13 @@ def chapter_library_hash(source: Path, package_dir: Optional[Path] = None) -> st
     """sha256 over the library files a chapter imports, transitively (:func:`imported_files`): a
     chapter re-executes when one of them changes, not when any file of the library does."""
     if package_dir is None:
-        from . import PACKAGE_DIR as package_dir
+        package_dir = common.PACKAGE_DIR  # read at call time: the tests point it at a stand-in
     package_dir = Path(package_dir)
     source = Path(source)
     return _sha_files(imported_files(chapter_code(source), package_dir, source.stem), package_dir)
 
 
 def results_root(preset: str) -> Path:
-    try:
-        from ..results import results_root as root_of
-    except ImportError:  # the results module is optional for building pages
-        env = os.environ.get("POLYATTN_RESULTS")
-        return Path(env) if env else REPO_ROOT / ("_build/smoke-results" if preset == "smoke" else "data/results")
     return Path(root_of(preset))
 
 

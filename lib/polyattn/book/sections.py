@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from .common import REPO_ROOT, BookError
+from .execute import local_kernel_manager, no_progress_bars
 
 _HEADING = re.compile(r"^## +(.+?)\s*$", re.M)
 
@@ -86,7 +87,6 @@ def run_section(chapter: str, title: str, params: Optional[dict] = None, output:
     import nbformat
     import papermill
 
-    from .execute import local_kernel_manager, no_progress_bars
 
     path = chapter_path(chapter, root)
     nb = section_notebook(path, title)

@@ -6,10 +6,16 @@ import os
 import platform
 from pathlib import Path
 
+from ..claims.design import MAX_SEEDS, design_table
+from ..claims.scope import wall_seconds
+from ..config import hash_fields
 from ..display import markdown_table
-from ..results import cpu_model, git
+from ..results import InvalidRecord, cpu_model, git, load, record_path
+from ..step_cost import cost_class_key, estimate_seconds, load_ratios
 from .common import REPO_ROOT
 from .keys import load_manifest
+from .notebooks import declared_results, read_notebook
+from .toc import discover
 
 
 def _version(dist: str) -> str:
@@ -52,8 +58,6 @@ def status_table(build_root: Path = REPO_ROOT):
 
 def _cost_class(config) -> str:
     """What sets a run's cost, roughly: its configuration but the activation and the seed."""
-    from ..step_cost import cost_class_key
-
     return cost_class_key(config)
 
 
@@ -65,8 +69,6 @@ _RATE_FREE = ("activation", "seed", "experiment", "epochs", "train_subset", "pro
 
 
 def _shape(config) -> tuple:
-    from ..config import hash_fields
-
     return tuple(sorted((k, repr(v)) for k, v in hash_fields(config).items() if k not in _RATE_FREE))
 
 
@@ -80,7 +82,6 @@ def stored_evidence(root: Path = REPO_ROOT) -> tuple[list, list]:
     grid with a valid record from a clean tree in ``data/results``; ``missing`` holds
     ``(grid, config)`` for the others (a grid may name runs of another experiment)."""
     from ..experiments import GRIDS
-    from ..results import InvalidRecord, load, record_path
 
     stored, missing = [], []
     for name in sorted(GRIDS):
@@ -100,8 +101,6 @@ def stored_evidence(root: Path = REPO_ROOT) -> tuple[list, list]:
 
 def measured_rates(root: Path = REPO_ROOT, stored: list | None = None) -> dict:
     """Per shape, the seconds per unit of work of every stored evidence record (all grids)."""
-    from ..claims.scope import wall_seconds
-
     rates: dict[tuple, list[float]] = {}
     for _, c, rec in (stored_evidence(root)[0] if stored is None else stored):
         wall = wall_seconds(rec)
@@ -145,11 +144,7 @@ def records_table(root: Path = REPO_ROOT, evidence: tuple | None = None) -> list
     data) times its work; without that, a step ratio measured against the nearest stored class
     (:mod:`polyattn.step_cost`; such estimates are marked :data:`RATIO_MARK`).  ``evidence``:
     :func:`stored_evidence`'s answer when the caller has it already."""
-    from ..claims.scope import wall_seconds
     from ..experiments import GRIDS
-    from ..step_cost import estimate_seconds, load_ratios
-    from .notebooks import declared_results, read_notebook
-    from .toc import discover
 
     readers: dict[str, list[str]] = {}
     for e in discover(root):
@@ -193,7 +188,6 @@ def rates_note(root: Path = REPO_ROOT, stored: list | None = None) -> str:
     ratios were measured (``stored``: :func:`stored_evidence`'s first part, when at hand)."""
     from collections import Counter
 
-    from ..step_cost import load_ratios
 
     stored = stored_evidence(root)[0] if stored is None else stored
     cpus = Counter((rec.get("provenance", {}).get("hardware") or {}).get("cpu") or "unknown CPU" for _, _, rec in stored)
@@ -214,7 +208,6 @@ def unread_records(root: Path = REPO_ROOT) -> list[Path]:
     configuration no grid produces any more): no chapter reads them, so they only mislead a
     reader who counts files."""
     from ..experiments import GRIDS
-    from ..results import record_path
 
     results = Path(root) / "data" / "results"
     named = {record_path(c, results) for grid in GRIDS.values() for c in grid("book", None)}
@@ -280,8 +273,6 @@ def design_markdown() -> str:
     """The design table for the status page: each registered primary comparison's measured pair spread,
     the pairs it needs to decide at its margin, and what is planned and stored (five columns, to fit
     the page's column)."""
-    from ..claims.design import MAX_SEEDS, design_table
-
     rows = [r for r in design_table() if r["role"] == "primary"]
     plan = {f"cannot decide with about {MAX_SEEDS} seeds per arm: description only": "description only",
             "cannot decide at any seed count: the observed difference is on the margin's edge": "never decides"}

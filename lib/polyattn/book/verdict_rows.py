@@ -13,7 +13,11 @@ import json
 import re
 from pathlib import Path
 
+from ..claims.register import REGISTER, any_claim
+from ..claims.report import section_link
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
+from ..display import typographic
+from .common import REPO_ROOT, VERDICTS_FILE
 
 #: The rows of the intro's verdict table, in order: ids of the register's claims, decided by
 #: comparisons of runs (:data:`polyattn.claims.register.REGISTER`) or by a measurement
@@ -29,8 +33,6 @@ VERDICT_ROWS = (
 
 
 def _rows() -> tuple:
-    from ..claims.register import any_claim
-
     return tuple(any_claim(cid) for cid in VERDICT_ROWS)
 
 
@@ -62,7 +64,6 @@ def verdict(claim_id: str, summary: str, form: str) -> str:
     from IPython.display import Markdown
     from myst_nb import glue
 
-    from ..display import typographic
 
     summary = typographic(summary.strip())
     glue(f"verdict_{claim_id}", Markdown(summary), display=False)
@@ -176,13 +177,7 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
     (``executed`` maps chapter names to executed notebooks).  A row without a verdict reads
     "pending: chapter NN".
     """
-    from ..claims.register import REGISTER
-    from ..claims.report import section_link
-    from .verdicts import VERDICTS_FILE
-
     if verdicts is None:
-        from .common import REPO_ROOT
-
         path = (root or REPO_ROOT) / VERDICTS_FILE
         verdicts = json.loads(path.read_text()) if path.exists() else {}
     machine = collect_verdicts({k: v for k, v in executed.items()

@@ -15,24 +15,25 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from ..claims.evaluate import evaluate
+from ..claims.register import MEASURED, REGISTER
+from ..claims.report import summary
+from ..display import typographic
 from ..results import REPO_ROOT
-
-VERDICTS_FILE = Path("data") / "verdicts.json"
+from .answer import ANSWER_END, ANSWER_START, answer_block, write_answer
+from .common import VERDICTS_FILE, register_grids
+from .verdict_rows import CLAIMS, FINDINGS_END, FINDINGS_START, findings_markdown, replace_findings
 
 
 def register_id(row_id: str) -> Optional[str]:
     """The register claim behind a row of the verdict table, decided by comparisons of runs (None
     for a measured claim)."""
-    from ..claims.register import REGISTER
-
     return row_id if row_id in REGISTER else None
 
 
 def measured_row(row_id: str, root: Optional[Path] = None) -> Optional[dict]:
     """A measured claim's row, from its measure function (None while the function is not written)."""
-    from ..claims.register import MEASURED
-    from ..display import typographic
-
+    register_grids()
     c = MEASURED[row_id]
     try:
         finding = c.evaluate(root)
@@ -45,10 +46,6 @@ def measured_row(row_id: str, root: Optional[Path] = None) -> Optional[dict]:
 
 def row(row_id: str, verdict) -> dict:
     """A verdict-table row computed from a register verdict, exactly as a chapter glues it."""
-    from ..claims.report import summary
-    from ..display import typographic
-    from .verdict_rows import CLAIMS
-
     chapter = next(c.chapter for c in CLAIMS if c.id == row_id)
     return {"chapter": chapter, "form": verdict.form, "preset": "book", "summary": typographic(summary(verdict).strip())}
 
@@ -56,10 +53,7 @@ def row(row_id: str, verdict) -> dict:
 def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
     """Every verdict-table row the register decides, computed from the records: comparisons of runs
     by the one rule, measured claims by their measure functions (machine-dependent rows left out)."""
-    from ..claims.evaluate import evaluate
-    from ..claims.register import MEASURED
-    from .verdict_rows import CLAIMS
-
+    register_grids()
     out = {}
     for c in CLAIMS:
         if c.machine_dependent:
@@ -77,8 +71,6 @@ def register_rows(root: Optional[Path] = None) -> dict[str, dict]:
 def with_register_rows(rows: dict[str, dict], root: Optional[Path] = None) -> dict[str, dict]:
     """Every row the register computes, and ``rows``' rows for the measured claims whose measure
     function is not written yet; sorted by id."""
-    from ..claims.register import MEASURED
-
     out = {k: v for k, v in rows.items() if k in MEASURED and not MEASURED[k].machine_dependent}
     out.update(register_rows(root))
     return dict(sorted(out.items()))
@@ -92,9 +84,6 @@ def computed(repo: Path = REPO_ROOT, root: Optional[Path] = None) -> dict[str, d
 
 def write(repo: Path = REPO_ROOT) -> list[str]:
     """Write data/verdicts.json and the README's findings and answer blocks; the paths changed."""
-    from .answer import write_answer
-    from .verdict_rows import findings_markdown, replace_findings
-
     changed = []
     verdicts = computed(repo)
     path = repo / VERDICTS_FILE
@@ -114,9 +103,6 @@ def write(repo: Path = REPO_ROOT) -> list[str]:
 
 def differences(repo: Path = REPO_ROOT) -> list[str]:
     """What differs between the committed verdicts and README blocks and what the records give."""
-    from .answer import ANSWER_END, ANSWER_START, answer_block
-    from .verdict_rows import FINDINGS_END, FINDINGS_START, findings_markdown
-
     out = []
     want = computed(repo)
     path = repo / VERDICTS_FILE

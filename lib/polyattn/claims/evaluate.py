@@ -58,7 +58,7 @@ class ArmRuns:
 def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book", pool_over: tuple = ()) -> ArmRuns:
     """The stored runs of one arm: the grid's configs that match its fields, loaded when stored,
     keyed by (the values of the ``pool_over`` fields, seed)."""
-    from ..experiments import GRIDS
+    from ..grids import GRIDS
     from ..results import InvalidRecord, load, record_path
 
     if arm.grid not in GRIDS:

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from .cache import atomic_write, cache_key, cache_root
+from .fashion_mnist import load_fashion_mnist
 
 SPLITS = ("train", "test")
 #: Bump when the generator's output changes for the same parameters (renames every cached set).
@@ -220,8 +221,6 @@ def load_scenes(split: str, count: int, spec: SceneSpec = SceneSpec(), seed: int
             except Exception:  # a broken or older file: make it again
                 pass
     if source is None:
-        from .fashion_mnist import load_fashion_mnist
-
         tx, ty, vx, vy = load_fashion_mnist()
         source = (tx, ty) if split == "train" else (vx, vy)
     scenes = compose_scenes(source[0], source[1], count, spec, seed=stream)

@@ -1,8 +1,10 @@
 """Experiment grids per chapter and preset; each grid is a list of configs for
-:func:`polyattn.runs.load_or_run_all`."""
+:func:`polyattn.runs.load_or_run_all`.  Importing this package registers every grid in
+:data:`polyattn.grids.GRIDS` (``GRIDS`` here is that registry)."""
+from ..grids import GRIDS, register
 from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, mqar_decide, physics, short_retrain, vit
 
-GRIDS = {
+for _name, _grid in {
     "vit_table1": vit.table1,
     "vit_table2": vit.table2,
     "vit_scale": vit.scale_sweep,
@@ -47,7 +49,8 @@ GRIDS = {
     "critique_short_retrain": short_retrain.short_retrain,
     "detection_proxy": detection.detection_proxy,
     "detection_ablated": detection.detection_ablated,
-}
+}.items():
+    register(_name, _grid)
 
 __all__ = ["GRIDS", "architectures", "causal", "causal_rope", "critiques", "detection", "lra", "mqar", "mqar_decide",
            "physics", "short_retrain", "vit"]

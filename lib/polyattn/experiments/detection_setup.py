@@ -15,13 +15,15 @@ from typing import Iterable
 
 import pandas as pd
 
+from ..data.coco import NUM_CLASSES
+from ..model_sizes import VIT_SIZES
+from ..tasks.detection import DATASETS, Detection, options
+from .detection import variant_label
+
 
 def _data_shape(config) -> SimpleNamespace:
     """What :meth:`Detection.build_model` reads of the data, without loading any: classes
     (with the background), input channels and a neutral normalisation."""
-    from ..data.coco import NUM_CLASSES
-    from ..tasks.detection import DATASETS
-
     if config.dataset not in DATASETS:
         raise ValueError(f"detector_facts takes configs of the detection task (datasets {DATASETS}), "
                          f"got dataset {config.dataset!r}")
@@ -36,9 +38,6 @@ def detector_facts(config) -> dict:
     and final norm), ``pyramid_params``, ``head_params`` (RPN and RoI heads), ``n_params``;
     ``strides``, ``anchors`` (pixels per level), ``out_channels``, ``heads``, ``in_chans``,
     ``num_classes`` and the ViT's ``width``, ``depth`` and ``attn_heads``."""
-    from ..model_sizes import VIT_SIZES
-    from ..tasks.detection import Detection, options
-
     if getattr(config, "task", None) != "detection":
         raise ValueError(f"detector_facts takes a detection config, got task {getattr(config, 'task', None)!r}")
     data = _data_shape(config)
@@ -70,9 +69,6 @@ def _joined(values) -> str:
 
 
 def _data_text(config) -> str:
-    from ..data.coco import NUM_CLASSES
-    from ..tasks.detection import options
-
     if config.dataset == "coco":
         subset = ("all images" if config.train_subset is None and config.test_subset is None else
                   f"first {config.train_subset or 'all'} / {config.test_subset or 'all'} images")
@@ -99,8 +95,6 @@ def setup_table(book_configs: Iterable, paper_configs: Iterable) -> pd.DataFrame
     if not book or not paper:
         raise ValueError("setup_table needs both grids; build them with detection_proxy('book') and "
                          "detection_proxy('paper')")
-    from ..tasks.detection import options
-    from .detection import variant_label
 
     def column(configs):
         c = configs[0]

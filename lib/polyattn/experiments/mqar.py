@@ -49,7 +49,7 @@ from __future__ import annotations
 from ..config import TrainConfig
 from ..data.mqar import TEST_EXAMPLES, TEST_SETS, TRAIN_MIX
 from ..grid_constants import MQAR_BOOK_VOCAB, MQAR_RECALL_PAIRS, MQAR_RECALL_VOCAB
-from .causal import variant_grid, variant_label
+from .causal import CHARLM_VARIANTS, variant_grid, variant_label
 
 BOOK_MIX = ((64, 4, 2048), (128, 8, 64), (256, 16, 32))
 BOOK_TESTS = ((64, 4), (128, 8), (256, 16))
@@ -81,8 +81,6 @@ LONG_EPOCHS = 60
 
 def causal_mqar_long(preset: str = "book", seeds=None) -> list[TrainConfig]:
     """:func:`causal_mqar` for :data:`LONG_VARIANTS` at ten times the epochs (smoke: unchanged)."""
-    from .causal import CHARLM_VARIANTS
-
     variants = tuple(v for v in CHARLM_VARIANTS if v[0] in LONG_VARIANTS)
     scale = dict(_SCALE[preset])
     if preset == "book":
@@ -139,8 +137,6 @@ def causal_mqar_recall(preset: str = "book", seeds=None) -> list[TrainConfig]:
     """MQAR at a setting where softmax learns recall (:data:`RECALL_TRAIN`), for :data:`RECALL_VARIANTS`,
     tested at the training length with its load and twice it (:data:`RECALL_TESTS`); ``paper``:
     :func:`causal_mqar`'s."""
-    from .causal import CHARLM_VARIANTS
-
     variants = tuple(v for v in CHARLM_VARIANTS if v[0] in RECALL_VARIANTS)
     scale = _SCALE["paper"] if preset == "paper" else _RECALL_SCALE[preset]
     return variant_grid("causal_mqar_recall", preset, seeds, {**_COMMON, **scale}, variants=variants)

@@ -23,9 +23,16 @@ from typing import Optional
 
 import numpy as np
 
-from ..analysis.architectures import FIXED, OWN, TOKENS
+from .. import grids
+from ..analysis import paired_difference
+from ..analysis.architectures import FIXED, OWN, TOKENS, architecture_final
+from ..claims import claim
+from ..claims.rule import arm_learned, claim_form, comparison_result, outcome
 from ..claims.spec import Finding
 from ..display import typographic
+from ..labels import architecture as architecture_of
+from ..labels import architecture_label
+from ..numbers import square_root
 from .stored import grid_records
 
 GRID = "architectures_table2"
@@ -38,9 +45,6 @@ READINGS = (("swin", FIXED, "Swin $x^3/14$", "$x^3/\\sqrt{{{own}}}$"),
 
 def n_of(configs, architecture: str, variant: str) -> int:
     """N as the activation of ``architecture``'s ``variant`` uses it, from the grid's configs."""
-    from ..labels import architecture as architecture_of
-    from ..labels import architecture_label
-
     ns = {c.seq_len for c in configs if architecture_of(c) == architecture and architecture_label(c) == variant}
     if len(ns) != 1:
         raise ValueError(f"the grid gives {architecture} {variant!r} the N values {sorted(ns)}; expected one")
@@ -61,8 +65,6 @@ def n_values(book_configs, paper_configs) -> dict:
 def reading_comparisons(final, margin: float, alpha: float):
     """The two readings against each architecture's own N, paired by seed, Holm over the two
     (:func:`polyattn.analysis.paired_difference`)."""
-    from ..analysis import paired_difference
-
     keep = np.zeros(len(final), dtype=bool)
     for architecture, variant, *_ in READINGS:
         keep |= (final["architecture"] == architecture).to_numpy() & final["variant"].isin([OWN, variant]).to_numpy()
@@ -72,8 +74,6 @@ def reading_comparisons(final, margin: float, alpha: float):
 
 def reading_result(row, final, chance: Optional[float], band: float, alpha: float, margin: float) -> str:
     """A comparison's result by the book's one rule, with whether each arm learned the task."""
-    from ..claims.rule import arm_learned, comparison_result
-
     def arm(variant):
         g = final[(final["architecture"] == row["architecture"]) & (final["variant"] == variant)]
         return arm_learned(g["test_acc"].to_numpy(dtype=float) * 100.0, chance, band)
@@ -88,15 +88,10 @@ def reading_result(row, final, chance: Optional[float], band: float, alpha: floa
 def n_windows_channels(root: Optional[Path] = None) -> Finding:
     """N in the book's and the paper's Swin and XCiT, and the two paired comparisons of readings of
     N with the form they decide (all must show equivalence for "the reading does not matter")."""
-    from ..analysis.architectures import architecture_final
-    from ..claims import claim
-    from ..claims.rule import claim_form, outcome
-    from ..experiments import GRIDS
-
     registered = claim(MARGIN_CLAIM)
     margin, alpha = registered.margin, registered.alpha
     grid = grid_records(GRID, root)
-    numbers = n_values(grid.configs, GRIDS[GRID]("paper", None))
+    numbers = n_values(grid.configs, grids.configs(GRID, "paper"))
     numbers.update({"margin (points)": margin, "alpha": alpha, "runs stored": grid.stored, "runs planned": grid.planned,
                     "seeds": len({c.seed for c in grid.configs})})
     results = {}
@@ -118,8 +113,6 @@ def n_windows_channels(root: Optional[Path] = None) -> Finding:
 
 
 def _summary(numbers: dict, results: dict) -> str:
-    from ..numbers import square_root
-
     text = (f"$N$ is a window's {numbers['Swin window N']} tokens in the book's Swin ({numbers['Swin window N, paper']} "
             f"in Swin-T's windows, so $1/\\sqrt{{N}} = 1/{square_root(numbers['Swin window N, paper'])}$, not $1/14$) "
             f"and $d_h = {numbers['XCiT channels N']}$ channels in its XCiT ({numbers['XCiT channels N, paper']} in "

@@ -15,7 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..claims.register import claim
 from ..claims.spec import Finding
+from ..display import name
+from ..numbers import readable_numbers
 from .stored import grid_records
 
 #: The reviewer's pair: the unscaled cube against the linear map with the paper's scale (the
@@ -32,21 +35,15 @@ SHORT_GRID = "critique_short_retrain"
 
 def finding(form: str, summary: str, numbers: dict) -> Finding:
     """A finding whose sentence writes its numbers as a reader reads them (minus signs, powers of ten)."""
-    from ..numbers import readable_numbers
-
     return Finding(form, readable_numbers(summary), numbers)
 
 
 def display_name(spec: str) -> str:
-    from ..display import name
-
     return name(spec)
 
 
 def chapter_margin() -> float:
     """The chapter's equivalence margin in accuracy points: the register's for Table 1's recipe."""
-    from ..claims.register import claim
-
     return float(claim("table_parity").margin)
 
 

@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 
 from ..analysis import critique_verdicts as rules
+from ..analysis import critiques as crit
 from ..claims.spec import Finding
 from .critique_common import LINEAR, PLAIN_POWERS, POWERS, display_name, finding, short_pending, short_records
 from .critique_survey import jacobian_survey, random_power_numbers, random_softmax_numbers, survey_settings
@@ -34,7 +35,6 @@ def gradient_numbers(records) -> dict:
     :data:`~polyattn.analysis.critique_verdicts.EXPLODED_FACTOR` times the linear map's."""
     from scipy import stats
 
-    from ..analysis import critiques as crit
 
     grads = crit.short_gradients(records)
     acc = crit.short_accuracy(records)
@@ -96,8 +96,6 @@ def powers_gradients(root: Optional[Path] = None) -> Finding:
 def saturation_numbers(records) -> dict:
     """Softmax in the short retrainings: the largest share of a layer's rows whose largest weight
     exceeds 0.99, at initialisation or after the retraining, and the largest score spread."""
-    from ..analysis import critiques as crit
-
     grads = crit.short_gradients(records)
     soft = grads[grads["activation"] == "softmax"]
     return {"saturated_share_max": float(soft["saturated_share"].max()),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..analysis import critiques as crit
 from ..claims.spec import Finding
 from .critique_common import MAP_SPECS, display_name, finding, short_pending, short_records
 
@@ -14,8 +15,6 @@ from .critique_common import MAP_SPECS, display_name, finding, short_pending, sh
 def map_numbers(records) -> dict:
     """The short retrainings' maps: each activation's share of negative mass in the first and the
     last layer, the range of its heads' mean attention distance, and that of uniform weights."""
-    from ..analysis import critiques as crit
-
     maps = crit.short_maps(records)
     out = {"uniform_distance": crit.uniform_attention_distance(maps["softmax"]["grid"]),
            "test_images": int(maps["softmax"]["n_test"])}

@@ -11,6 +11,7 @@ from typing import Optional
 import pandas as pd
 
 from ..analysis import critique_verdicts as rules
+from ..analysis import critiques as crit
 from ..claims.spec import Finding
 from .critique_common import MAP_SPECS, display_name, finding, short_pending, short_records
 
@@ -25,7 +26,6 @@ def outlier_pairs(records, n_boot: int = N_BOOT, seed: int = BOOT_SEED) -> pd.Da
     accuracy it loses when one token is multiplied by the largest factor, against softmax's loss,
     paired on the same test images (:func:`polyattn.analysis.critiques.paired_drop_difference`)."""
     from .. import model_checks
-    from ..analysis import critiques as crit
 
     outl, correct = crit.short_outliers(records)
     top = float(outl["factor"].max())
@@ -41,8 +41,6 @@ def outlier_pairs(records, n_boot: int = N_BOOT, seed: int = BOOT_SEED) -> pd.Da
 def outlier_shares(records) -> pd.DataFrame:
     """The token's share of the last layer's absolute attention, by place and activation (rows)
     and factor (columns)."""
-    from ..analysis import critiques as crit
-
     outl, _ = crit.short_outliers(records)
     outl = outl[outl["activation"].isin(MAP_SPECS)]
     last = outl[outl["layer"] == outl["layer"].max()]

@@ -11,9 +11,12 @@ from typing import Optional
 
 import pandas as pd
 
+from .. import analysis
 from ..analysis import critique_verdicts as rules
+from ..analysis import critiques as crit
 from ..claims.spec import Finding
 from .critique_common import LINEAR, UNSCALED_CUBE, chapter_margin, finding
+from .norms import correlations
 
 #: The runs of Table 1's analogue, whose norms and accuracies the claim reads.
 TABLE1_GRID = "vit_table1"
@@ -31,9 +34,6 @@ def premise_numbers(records) -> dict:
     """The unscaled cube against x/sqrt(N), cell by cell (seed, layer, probed step; mean over
     heads): the share of cells where each norm is below, at the first probe and at every later
     one, the median ratio, and the first step at which the cube's mean ``||A||_F`` is above."""
-    from .. import analysis
-    from ..analysis import critiques as crit
-
     pair = [r for r in records if r["config"]["activation"] in (UNSCALED_CUBE, LINEAR)]
     probes = analysis.probe_frame(pair, list(PREMISE_NORMS))
     order = crit.norm_order(probes, UNSCALED_CUBE, LINEAR, PREMISE_NORMS).set_index("metric")
@@ -60,8 +60,6 @@ def paradox_accuracy(records, margin: Optional[float] = None) -> pd.DataFrame:
     """Final accuracy of each activation of :data:`PARADOX_ACTIVATIONS` against x/sqrt(N), paired
     by seed (:func:`polyattn.analysis.paired_difference`, Holm over the comparisons, TOST against
     the chapter's margin)."""
-    from .. import analysis
-
     final = analysis.final_accuracy(records)
     present = set(final["activation"])
     return analysis.paired_difference(final, baseline=LINEAR, margin=chapter_margin() if margin is None else margin,
@@ -70,8 +68,6 @@ def paradox_accuracy(records, margin: Optional[float] = None) -> pd.DataFrame:
 
 def accuracy_numbers(records) -> dict:
     """The unscaled cube's final accuracy minus x/sqrt(N)'s, paired by seed, and its result."""
-    from .. import analysis
-
     diffs = paradox_accuracy(records)
     row = diffs.set_index("activation").loc[UNSCALED_CUBE]
     v = analysis.comparison_verdict(row, name="the unscaled x³", baseline="x/√N")
@@ -128,8 +124,6 @@ def norm_paradox(root: Optional[Path] = None) -> Finding:
     """Do the attention and Jacobian norms explain which activation trains best?  Spearman's rho
     of each with final accuracy over every stored Table 1 run (resampling whole activations);
     beside it the reviewer's premise and the unscaled cube's accuracy against x/sqrt(N)."""
-    from .norms import correlations
-
     grid, norms, corr = correlations(root)
     cfg = grid.configs[0]
     scale = (f"Table 1 analogue, $N = {cfg.seq_len}$, {cfg.train_subset:,} images, {cfg.epochs} epochs, "

@@ -10,7 +10,9 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from .. import analysis
 from ..analysis import critique_verdicts as rules
+from ..analysis import critiques as crit
 from ..claims.spec import Finding
 from .critique_common import chapter_margin, finding, listed
 from .stored import grid_records
@@ -23,8 +25,6 @@ K_LOW, K_HIGH = 1.0, 2.0
 
 def sweep_final(records) -> pd.DataFrame:
     """One row per scale-sweep run with its final accuracy and its multiplier ``k = c sqrt(N)``."""
-    from .. import analysis
-
     final = analysis.final_accuracy(records)
     return final.assign(k=final["c"] * np.sqrt(final["seq_len"]))
 
@@ -45,8 +45,6 @@ def factor_effects(final: pd.DataFrame) -> pd.DataFrame:
     """A factor of 2 in k at each length (k = 1 -> 2, the paper's 1/16 -> 1/8, and k = 1/2 -> 1),
     read off each seed's curve (:func:`polyattn.analysis.critiques.factor_effect`), with the
     whole grid's best constant, range and F-test p."""
-    from ..analysis import critiques as crit
-
     effects = pd.concat([crit.factor_effect(final, K_LOW, K_HIGH), crit.factor_effect(final, K_LOW / 2, K_LOW)],
                         ignore_index=True)
     return effects.assign(f_test_p=effects["seq_len"].map(constants_test(final)))
@@ -54,8 +52,6 @@ def factor_effects(final: pd.DataFrame) -> pd.DataFrame:
 
 def paper_k_values() -> list:
     """The paper's constants on the axis k = c sqrt(N) (patch tokens), rounded and without repeats."""
-    from ..analysis import critiques as crit
-
     return sorted(set(np.round(crit.paper_constants()["k_patches"], 3)))
 
 

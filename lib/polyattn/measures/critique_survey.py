@@ -13,6 +13,7 @@ from typing import Optional
 import pandas as pd
 
 from .critique_common import PLAIN_POWERS, POWERS, listed
+from .measurement_records import measurement, measurements_dir
 
 SURVEY_NAME = "critique_jacobian_survey"
 SURVEY_FUNCTION = "polyattn.theory:jacobian_scale_survey"
@@ -35,8 +36,6 @@ def jacobian_survey(root: Optional[Path] = None):
     """``||d phi(S)/dS||_F / sqrt(N)`` on random scores of each spread, softmax's saturated rows and
     their Jacobian (:func:`polyattn.theory.jacobian_scale_survey`): the measurement record
     ``critique_jacobian_survey`` when valid, else computed (seconds) and stored."""
-    from .measurement_records import measurement, measurements_dir
-
     settings = survey_settings()
 
     def compute():

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from .. import analysis
 from ..claims.spec import Finding
 from ..display import typographic
 from .stored import grid_records
@@ -36,8 +37,6 @@ MIN_ACTIVATIONS = 3
 def correlations(root: Optional[Path] = None):
     """The runs' norms against final accuracy (one row per run) and the three views of each
     norm's rank correlation (:func:`polyattn.analysis.correlation_table`), with the grid."""
-    from .. import analysis
-
     grid = grid_records(GRID, root)
     if not grid.records:
         return grid, None, None

@@ -13,8 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..analysis import physics as pa
 from ..claims.spec import Finding
 from ..display import typographic
+from ..labels import PINN_LABEL, pde_of
 from .stored import GridRecords, grid_records
 
 GRID = "physics"
@@ -27,8 +29,6 @@ GREEK = {"beta": "β", "rho": "ρ", "nu": "ν"}
 def physics_scope(grid: GridRecords) -> str:
     """The setting in words: model, collocation grid, L-BFGS steps per problem, the problems whose
     parameters differ from the published ones, and the preset."""
-    from ..labels import pde_of
-
     cfg = grid.configs[0]
     steps = {}
     for c in grid.configs:
@@ -50,9 +50,6 @@ def seed_sensitivity(root: Optional[Path] = None) -> Finding:
     """Per problem, whether softmax PINNsFormer's seeds disagree, the failures out of the seeds
     with the exact interval of the failure rate they leave open, and how many (problem, other
     activation) cases are seed-sensitive; the form by :func:`polyattn.analysis.physics.seed_claim`."""
-    from ..analysis import physics as pa
-    from ..labels import PINN_LABEL
-
     grid = grid_records(GRID, root)
     scope = physics_scope(grid)
     numbers = {"runs stored": grid.stored, "runs planned": grid.planned, "failure threshold (rMAE)": pa.FAIL_RMAE,

@@ -20,6 +20,8 @@ from typing import Optional
 
 import numpy as np
 
+from .. import analysis
+from ..analysis.sweep import scale_form
 from ..claims.spec import Finding
 from ..display import typographic
 from .stored import GridRecords, grid_records
@@ -36,8 +38,6 @@ FLAT_SPREAD = 1.0
 
 def sweep_result(grid: GridRecords):
     """:func:`polyattn.analysis.best_constant` of a sweep's stored runs (None without runs)."""
-    from .. import analysis
-
     if not grid.records:
         return None
     return analysis.best_constant(analysis.final_accuracy(grid.records), n_boot=N_BOOT, seed=SEED)
@@ -72,8 +72,6 @@ def flatness(cells, seq_len: int) -> dict:
 def decide(best, flat_lengths) -> str:
     """The form: :func:`polyattn.analysis.sweep.scale_form` of the deciding sweep, and ``inconclusive
     at this scale`` when that sweep is flat at some length or has no runs."""
-    from ..analysis.sweep import scale_form
-
     if best is None or flat_lengths:
         return "inconclusive at this scale"
     return scale_form(best)
@@ -143,8 +141,6 @@ def fig1_scale(root: Optional[Path] = None) -> Finding:
 
 def _long_flatness(long: GridRecords, best_long) -> list[dict]:
     """:func:`flatness` of the longer sweep at each length whose runs are all stored."""
-    from .. import analysis
-
     lengths = complete_lengths(long)
     if not lengths:
         return []

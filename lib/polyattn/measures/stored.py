@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from .. import grids
+from ..results import InvalidRecord, load, record_path
+
 
 @dataclass(frozen=True)
 class GridRecords:
@@ -32,12 +35,7 @@ class GridRecords:
 def grid_records(grid: str, root: Optional[Path] = None, preset: str = "book") -> GridRecords:
     """The valid stored records of ``grid``'s configurations (a missing or invalid record is left
     out; a book record computed from a modified tree is not evidence and is left out too)."""
-    from ..experiments import GRIDS
-    from ..results import InvalidRecord, load, record_path
-
-    if grid not in GRIDS:
-        raise ValueError(f"unknown grid {grid!r}; grids: {sorted(GRIDS)}")
-    configs = tuple(GRIDS[grid](preset, None))
+    configs = tuple(grids.configs(grid, preset))
     records, stored_configs = [], []
     for c in configs:
         path = record_path(c, root)

@@ -19,6 +19,8 @@ from typing import Optional
 import pandas as pd
 
 from ..labels import architecture
+from ..presets import generator
+from . import timm_zoo
 
 #: What a row of each adapted attention module runs over (the set softmax sums to one over).
 NORMALISES_OVER = {
@@ -32,7 +34,6 @@ NORMALISES_OVER = {
 def _built(model: str, image_size: int, patch_size: int, n_rule: Optional[str], in_chans: int, num_classes: int):
     import torch
 
-    from . import timm_zoo
     from .timm_adapters import adapt
 
     with torch.device("meta"):        # shapes only: no memory, no weights
@@ -148,7 +149,6 @@ def xcit_rule_equivalence(dim: int = 64, heads: int = 4, tokens: int = 64, seed:
     import torch
     from timm.models.xcit import XCA
 
-    from ..presets import generator
     from .timm_adapters import adapt
 
     gen = generator(seed, "xcit_rule_equivalence")

@@ -110,7 +110,7 @@ def attention_maps(lm: Runs) -> dict:
         amap = (rec.get("final") or {}).get("attention_map")
         where = f"the seed-{rec['seed']} record"
         if amap is None and rec["status"] == "ok" and lm.preset == "smoke":
-            from ..attention_maps import train_with_model
+            from ..train import train_with_model
 
             amap = train_with_model(config)[0]["final"]["attention_map"]
             where = "retrained from its record's configuration and seed"

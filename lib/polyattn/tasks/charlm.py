@@ -28,7 +28,11 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..data.bible import books
+from ..data.charlm import build_corpus, eval_windows, random_windows
 from ..presets import generator
+from ..probes import record_attention_maps
+from ..sinks import SINK_WINDOW, sink_report
 from ..task_declarations import CHARLM_DEFAULTS as DEFAULTS
 from ..task_declarations import charlm_metrics, charlm_option, charlm_seq_lens
 from .base import Batch
@@ -79,8 +83,6 @@ class CharLanguageModel:
         return charlm_seq_lens(config)
 
     def load(self, config, world, rank):
-        from ..data.charlm import build_corpus
-
         unknown = sorted(set(config.options) - set(OPTIONS))
         if unknown:
             raise ValueError(f"unknown charlm option(s) {unknown}; the task reads {sorted(OPTIONS)}")
@@ -89,8 +91,6 @@ class CharLanguageModel:
         if _opt(config, "positions") not in POSITIONS:
             raise ValueError(f"charlm option 'positions' must be one of {POSITIONS}, got {_opt(config, 'positions')!r}")
         if config.dataset == "bible_kjv":
-            from ..data.bible import books
-
             return build_corpus(books())
         if config.dataset == "synthetic":
             return build_corpus(synthetic_books())
@@ -106,8 +106,6 @@ class CharLanguageModel:
         return max(1, _opt(config, "windows") // config.batch_size)
 
     def batches(self, config, data, epoch, world, rank, state=None):
-        from ..data.charlm import random_windows
-
         g = generator(config.seed, "charlm_batches", epoch)
         stream = data.stream("train")
         shard = config.batch_size // world
@@ -122,8 +120,6 @@ class CharLanguageModel:
 
     @torch.no_grad()
     def _bpc(self, model, stream, context, multiple, max_windows, device):
-        from ..data.charlm import eval_windows
-
         x, y = eval_windows(stream, context, multiple, max_windows)
         total, count = 0.0, 0
         for i in range(0, len(x), 16):
@@ -164,10 +160,6 @@ class CharLanguageModel:
     @torch.no_grad()
     def summarise(self, model, config, data, device) -> dict:
         """Samples from the fixed prompt and the sink measurements, on the trained model."""
-        from ..data.charlm import eval_windows
-        from ..probes import record_attention_maps
-        from ..sinks import SINK_WINDOW, sink_report
-
         model.eval()
         by_position = self.position_bpc(model, data.stream("test"), _opt(config, "context"),
                                         _opt(config, "eval_windows"), device)

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import torch
 
+from ..data.coco import NUM_CLASSES, CocoInstances
+from ..data.scenes import SceneSpec, load_scenes
 from ..metric_specs import DETECTION_METRICS
 from ..presets import generator
 from ..task_declarations import detection_metrics, detection_seq_lens
@@ -70,7 +72,6 @@ def _positive_int(name, value):
 
 def options(config) -> dict:
     """The task's options with defaults filled in, validated (a one-line ``ValueError`` otherwise)."""
-    from ..data.scenes import SceneSpec
     from ..models.detector import HEADS
 
     unknown = sorted(set(config.options) - set(DEFAULTS))
@@ -123,8 +124,6 @@ def _collate(items):
 
 class CocoData:
     def __init__(self, config, world, rank):
-        from ..data.coco import NUM_CLASSES, CocoInstances
-
         self.train = CocoInstances(config.data_root, "train", config.train_subset)
         self.test = CocoInstances(config.data_root, "val", config.test_subset)
         self.num_classes, self.in_chans = NUM_CLASSES, 3
@@ -151,7 +150,6 @@ class Detection:
         o = options(config)
         if config.dataset == "coco":
             return CocoData(config, world, rank)
-        from ..data.scenes import load_scenes
 
         train = load_scenes("train", config.train_subset, o["spec"], seed=o["data_seed"])
         test = load_scenes("test", config.test_subset, o["spec"], seed=o["data_seed"])

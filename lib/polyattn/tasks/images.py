@@ -14,15 +14,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..task_declarations import image_metrics, image_seq_lens
+from ..attention_maps import check_measure, measure
+from ..data import load_dataset
+from ..task_declarations import IN_MEMORY, image_metrics, image_seq_lens, is_timm
 from .base import Batch
-
-IN_MEMORY = ("fashion_mnist",)
-
-
-def is_timm(model) -> bool:
-    """Whether a config's ``model`` names a timm model (``polyattn.models.timm_zoo.PREFIX``)."""
-    return isinstance(model, str) and model.startswith("timm:")
 
 
 class _Streamed:
@@ -73,8 +68,6 @@ class ImageClassification:
         return attention_lengths(config.model, config.image_size, config.patch_size, config.options.get("n_rule"))
 
     def load(self, config, world, rank):
-        from ..data import load_dataset
-
         if config.dataset in IN_MEMORY:
             return load_dataset(config.dataset, config.train_subset, config.test_subset)
         return _Streamed(config, world, rank)
@@ -104,8 +97,6 @@ class ImageClassification:
 
         Also checks ``options["measure"]`` before training, not after it
         (:func:`polyattn.attention_maps.check_measure`)."""
-        from ..attention_maps import check_measure
-
         check_measure(config)
         if config.augment == "deit" and not isinstance(data, _Streamed):
             from ..data.augment import DeiTAugment
@@ -143,9 +134,7 @@ class ImageClassification:
         (:func:`polyattn.attention_maps.measure`), ``{}`` when it asks for none."""
         if not (config.options or {}).get("measure"):
             return {}
-        from ..attention_maps import measure
-
-        return measure(model, config, data, device)
+        return measure(model, config, data, device, task=self)
 
     @torch.no_grad()
     def evaluate(self, model, config, data, device, batch_size: int = 500) -> dict:

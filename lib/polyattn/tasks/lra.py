@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..data.lra import load_lra, options
 from ..metric_specs import VAL_ACCURACY  # noqa: F401  (re-exported: the task's validation accuracy)
 from ..task_declarations import lra_metrics, lra_seq_lens
 from .base import Batch
@@ -43,8 +44,6 @@ class LongRangeArena:
         return lra_metrics(config)
 
     def seq_lens(self, config):
-        from ..data.lra import load_lra
-
         declared = lra_seq_lens(config)
         if declared is not None:
             return declared
@@ -52,8 +51,6 @@ class LongRangeArena:
         return {"seq_len": int(data.train.tokens.shape[1])}
 
     def load(self, config, world, rank):
-        from ..data.lra import load_lra
-
         return load_lra(config.dataset, config.train_subset, config.options.get("val", 500), config.test_subset,
                         max_len=config.options.get("max_len"), seed=0, **data_options(config))
 
@@ -158,8 +155,6 @@ def length_bins(lengths, correct, bins: int = LENGTH_BINS) -> list[dict]:
 def data_options(config) -> dict:
     """The loader's options of a config: ``options["data"]``, plus ``config.data_root`` as the
     ``root`` of the tasks read from user-supplied files (IMDb, AAN, CIFAR-10)."""
-    from ..data.lra import options
-
     opts = dict(config.options.get("data", {}))
     if config.data_root and "root" in options(config.dataset) and "root" not in opts:
         opts["root"] = config.data_root

@@ -46,6 +46,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ..data.mqar import _check, mixture
 from ..labels import MQAR_DEFAULTS as DEFAULTS
 from ..labels import mqar_set_names as set_names
 from ..presets import generator
@@ -75,8 +76,6 @@ def _entries(name, value, width, what):
 
 def options(config) -> dict:
     """The task's options with defaults filled in, validated (a one-line ``ValueError`` otherwise)."""
-    from ..data.mqar import _check
-
     unknown = sorted(set(config.options) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown mqar option(s) {unknown}; valid options: {sorted(DEFAULTS)}")
@@ -119,8 +118,6 @@ def data_seeds(data_seed: int, epoch: int = 0) -> tuple[int, int]:
 
 def training_set(o: dict, epoch: int = 0) -> list:
     """The training segments of ``epoch`` (epoch 0's without resampling)."""
-    from ..data.mqar import mixture
-
     seed = data_seeds(o["data_seed"], epoch if o["resample"] else 0)[0]
     return mixture(o["train_mix"], o["vocab_size"], seed=seed, power_a=o["power_a"])
 
@@ -142,8 +139,6 @@ class MultiQueryRecall:
         return mqar_seq_lens(options(config))
 
     def load(self, config, world, rank):
-        from ..data.mqar import mixture
-
         if config.dataset != "mqar":
             raise ValueError(f"the mqar task generates its data; dataset must be 'mqar', got {config.dataset!r}")
         o = options(config)

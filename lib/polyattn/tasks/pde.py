@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import torch
 
+from .. import physics  # read as physics.<name> at call time, so that a test can stand in for a loss
+from ..data.pde import get_pde
+from ..probes import record_attention_maps
 from ..task_declarations import pde_metrics
 from .base import Batch
 
@@ -44,8 +47,6 @@ class PhysicsInformed:
         return {"seq_len": 1 if _is_pinn(config) else SEQ_LEN}
 
     def load(self, config, world, rank):
-        from ..data.pde import get_pde
-
         problem = get_pde(config.dataset)
         grid = config.options.get("grid")
         train = problem.grid(*grid) if grid else problem.train_grid("pinn" if _is_pinn(config) else "pinnsformer")
@@ -68,28 +69,20 @@ class PhysicsInformed:
         yield Batch(data["train"], size=len(data["train"]))
 
     def loss(self, model, batch, config):
-        from ..physics import pde_loss
-
         sequence = config.options.get("sequence", not _is_pinn(config))
-        total, parts = pde_loss(config.dataset, model, batch.inputs, sequence=sequence,
+        total, parts = physics.pde_loss(config.dataset, model, batch.inputs, sequence=sequence,
                                 weights=config.options.get("weights"))
         return total, {"train_loss": total.item() * batch.size,
                        **{f"loss_{k}": float(v.detach()) * batch.size for k, v in parts.items()}}
 
     def evaluate(self, model, config, data, device):
-        from ..physics import evaluate
-
-        return evaluate(data["problem"], model, data["test"])
+        return physics.evaluate(data["problem"], model, data["test"])
 
     @torch.no_grad()
     def summarise(self, model, config, data, device) -> dict:
-        from ..physics import predict
-
         grid = data["problem"].grid(51, 51)
-        out = {"grid": [51, 51], "prediction": [round(float(v), 6) for v in predict(model, grid).flatten()]}
+        out = {"grid": [51, 51], "prediction": [round(float(v), 6) for v in physics.predict(model, grid).flatten()]}
         if not _is_pinn(config):
-            from ..probes import record_attention_maps
-
             sub = torch.linspace(0, len(grid) - 1, ATTENTION_POINTS).long()
             maps = record_attention_maps(model, (grid.x[sub], grid.t[sub]))      # [L, B, H, 5, 5]
             out["attention"] = maps.mean(1).tolist()                              # [L, H, 5, 5]

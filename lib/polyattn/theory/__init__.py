@@ -19,8 +19,8 @@ Everything chapter 02 shows about the theorems is computed here:
   (:func:`bound_factors_table`).
 
 Measurements on a model (``attention_norms``, ``init_model_norms``,
-``trained_norms_from_records``) are in :mod:`polyattn.model_norms`; they stay reachable from
-here under the same names.
+``trained_norms_from_records``) are in :mod:`polyattn.model_norms`, which builds on this package
+(this package imports no model).
 
 Randomness: every estimator takes an integer ``seed``; each computation draws from its own
 generator derived from ``(seed, label, ...)`` (:func:`generator`), so results do not depend on
@@ -86,8 +86,6 @@ from .softmax_bounds import (
     two_halves_logits,
 )
 
-_MODEL_NORMS = ("attention_norms", "init_model_norms", "trained_norms_from_records")
-
 __all__ = [
     "MODEL_SIZES", "bound_factors_table", "correlated_qk_monte_carlo", "head_dim_table", "qk_equal_prediction",
     "sigma_at_softmax_bound",
@@ -104,15 +102,4 @@ __all__ = [
     "k_uniform_row_value", "plain_ascent_softmax_jacobian", "softmax_fro_gap", "softmax_fro_norm",
     "softmax_jacobian_fro", "softmax_jacobian_fro_sq", "softmax_jacobian_fro_sq_rows64", "softmax_norm_survey",
     "softmax_row_bound_chain", "two_halves_logits",
-    *_MODEL_NORMS,
 ]
-
-
-def __getattr__(name):
-    # model_norms imports from this package, so importing it here eagerly would be circular
-    # whenever model_norms is imported first; the names resolve on first use instead
-    if name in _MODEL_NORMS:
-        from .. import model_norms
-
-        return getattr(model_norms, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
