@@ -16,6 +16,7 @@ from torch import nn
 
 from . import activations as _acts
 from . import kernels
+from .rotary import apply_rope
 
 N_MODES = ("row", "fixed", "padded")
 PATHS = ("auto", "naive", "sdpa", "blocked", "linear", "compiled")
@@ -140,7 +141,6 @@ class MultiHeadAttention(nn.Module):
             if context is not None:
                 raise ValueError("rotary positions are implemented for self-attention only; "
                                  "build the module with rope=False for cross-attention")
-            from .rotary import apply_rope
 
             q, k = apply_rope(q), apply_rope(k)
         out = attention(q, k, v, self.attend, key_padding_mask=key_padding_mask, causal=causal,
@@ -221,7 +221,6 @@ def _norm_bounded_poly(q, k, v, act, key_padding_mask, causal, n_mode):
     of s^P times v, and each row's sum of s^(2P) (its squared norm); a row is then divided by
     max(1, its norm / sqrt(N)) (cap, after the 1/sqrt(N)) or by its norm (unit).  None without a fast
     path (the naive path then computes the same weights)."""
-    from . import kernels
 
     p = int(Fraction(act.params["p"]))
     opts = dict(key_padding_mask=key_padding_mask, causal=causal, n_mode=n_mode)

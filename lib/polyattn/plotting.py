@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .display import label
 from .specs import BOOK_SPECS, canonical
 
 #: Explicit colours for the activations the book compares.  Families share a hue
@@ -394,7 +395,6 @@ def plain_text(text: str) -> str:
     where there is none."""
     import re
 
-    from .display import label
 
     if "$" not in text and "\\" not in text:
         return text

@@ -216,7 +216,6 @@ def first_steps(record: dict, steps: int = SHORT_STEPS, lr_shift: int = 0) -> di
     reads the learning-rate schedule ``k`` steps ahead: the deliberate change that
     :func:`measure_short` uses to show the check would catch a real one."""
     from . import train
-    from .config import TrainConfig
 
     cfg = TrainConfig.from_dict({**record["config"], "preset": "smoke"})
     schedule = train.lr_at
@@ -275,7 +274,6 @@ def measure_short(path: Path | None = None, environments: dict | None = None) ->
     committed record of this CPU model under each instruction set, and with the learning-rate
     schedule shifted by one step; the reference (this machine's native run), the noise, the signal
     and the tolerance that :data:`SHORT_FILE` stores."""
-    from .results import cpu_model
 
     if path is None:
         path, _ = cheapest_record(cpu_model())

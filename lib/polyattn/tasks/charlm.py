@@ -133,7 +133,6 @@ class CharLanguageModel:
     def position_bpc(self, model, stream, context, max_windows, device) -> dict:
         """The test loss by position in the window (bins of :func:`position_edges`), on the windows of
         ``test_bpc``: ``{"edges", "bpc", "chars"}`` (``chars``: predictions per bin)."""
-        from ..data.charlm import eval_windows
 
         x, y = eval_windows(stream, context, 1, max_windows)
         total = torch.zeros(x.shape[1], dtype=torch.float64)
