@@ -404,3 +404,17 @@ def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch
     assert numbers[f"ch07_probe_{small.options['vocab_size']}"] == (
         "within the band through epoch 20, above it from epoch 30 (95.0%), 100.0% after epoch 40")
     assert numbers[f"ch07_probe_{grid[1].options['vocab_size']}"] == "not stored"
+
+
+def test_the_position_free_sweep_is_set_beside_the_count_based_floors():
+    from polyattn.claims.floors import ngram_floor
+    from polyattn.pages import lm_sweep
+
+    def rec(t, bpc):
+        return {"status": "ok", "config": {"options": {"context": t}}, "metrics": [{"test_bpc": bpc}]}
+
+    trigram = ngram_floor(3)
+    got = lm_sweep.floor_numbers([rec(64, trigram - 0.1), rec(64, trigram + 0.2), rec(256, trigram + 0.5)])
+    assert got["ch07_sweep_floor_learned"] == "T = 64" and got["ch07_sweep_floor_stuck"] == "T = 256"
+    assert got["ch07_sweep_floor_trigram"] == f"{trigram:.2f}"
+    assert got["ch07_sweep_floor_ranges"].startswith(f"T = 64: {trigram - 0.1:.2f} to {trigram + 0.2:.2f}")

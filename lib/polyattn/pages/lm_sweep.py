@@ -75,3 +75,24 @@ def sweep_table(delivered: Sequence, preset: str, roles: Optional[Sequence[str]]
         f"The claim register's {which} of the length sweep that have stored pairs: same-seed difference in "
         f"bits/char, margin ±{delivered[0].verdict.claim.margin:g}{control}, Holm within each claim. {scale}"),
         names=SWEEP_CLAIMS, roles=roles)
+
+
+def floor_numbers(records: Sequence[dict]) -> dict:
+    """The position-free sweep set beside the count-based n-gram floors of the same split
+    (:mod:`polyattn.claims.floors`): per training length, the range of every model's final test
+    bits/char, the count-based bigram and trigram, and which lengths no model took below the
+    trigram (``ch07_sweep_floor_*``)."""
+    from ..claims.floors import ngram_floor
+
+    by_length: dict[int, list[float]] = {}
+    for r in records:
+        if r.get("status") == "ok" and r.get("metrics"):
+            by_length.setdefault(int(r["config"]["options"]["context"]), []).append(float(r["metrics"][-1]["test_bpc"]))
+    bigram, trigram = ngram_floor(2), ngram_floor(3)
+    stuck = [t for t, vals in sorted(by_length.items()) if min(vals) >= trigram]
+    learned = [t for t, vals in sorted(by_length.items()) if min(vals) < trigram]
+    ranges = "; ".join(f"T = {t}: {min(v):.2f} to {max(v):.2f}" for t, v in sorted(by_length.items()))
+    return {"ch07_sweep_floor_ranges": ranges or "no run stored",
+            "ch07_sweep_floor_bigram": f"{bigram:.2f}", "ch07_sweep_floor_trigram": f"{trigram:.2f}",
+            "ch07_sweep_floor_stuck": " and ".join(f"T = {t}" for t in stuck) or "no length",
+            "ch07_sweep_floor_learned": " and ".join(f"T = {t}" for t in learned) or "no length"}
