@@ -175,6 +175,8 @@ LAZY_IMPORTS = {
         "the N of a config whose task cannot declare it without its data or model (LRA without max_len, timm)",
     ("polyattn.results", "polyattn.tasks"):
         "completing an old record whose task, N or metrics only the task can tell",
+    ("polyattn.grids", "polyattn.experiments"):
+        "the grids registry fills itself on first need: the studies that register into it load torch",
 }
 
 #: Packages whose import is heavy (seconds, or a GPU runtime) and optional for much of the library:

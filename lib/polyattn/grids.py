@@ -3,8 +3,9 @@ it plans.  Each study's grids register here when :mod:`polyattn.experiments` is 
 model files register models), so that what reads records by grid (the claim register, the
 measured claims, the status page) needs no import of the studies, which build models and data.
 
-The book's entry points (``python -m polyattn verdicts``, the book's pages and chapters, the test
-suite) import :mod:`polyattn.experiments` first."""
+A name not yet registered makes :func:`grid` import :mod:`polyattn.experiments` once, so a reader
+who calls the claim register directly (a script, a notebook) needs no import of their own; the
+import is lazy because the studies load torch, which a reader of stored records never needs."""
 from __future__ import annotations
 
 from typing import Callable, Iterable, Optional
@@ -21,8 +22,15 @@ def register(name: str, grid: Callable) -> Callable:
     return grid
 
 
+def _register_the_books_grids() -> None:
+    from . import experiments  # noqa: F401  (importing it registers every grid of the book)
+
+
 def grid(name: str) -> Callable:
-    """The registered grid ``name``; a one-line error naming the registered grids otherwise."""
+    """The registered grid ``name`` (registering the book's grids on first need); a one-line error
+    naming the registered grids otherwise."""
+    if name not in GRIDS:
+        _register_the_books_grids()
     if name not in GRIDS:
         known = ", ".join(sorted(GRIDS)) or "none (import polyattn.experiments, which registers the book's grids)"
         raise ValueError(f"unknown grid {name!r}; grids: {known}")

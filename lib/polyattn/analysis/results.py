@@ -40,6 +40,13 @@ RESULT_LEGEND = {
                             "crosses the margin's edge: these seeds cannot say whether it exceeds the margin",
     "inconclusive": "neither equivalent nor a detectable difference (or fewer than two seed pairs); the "
                     "detectable effect at 80% power says what these seeds could have found",
+    "fewer seeds learned": "an arm is split across the floor, and Fisher's exact test on the counts of seeds "
+                           "that learned separates the candidate from the baseline, in the baseline's favour",
+    "more seeds learned": "an arm is split across the floor, and Fisher's exact test on the counts of seeds "
+                          "that learned separates them, in the candidate's favour",
+    "cannot see attention": "a positive control of this comparison's cell failed (attention ablated matched "
+                            "softmax there): its equivalence says nothing about attention",
+    "control failed": "a control that validates this comparison moved, so the comparison cannot test the claim",
 }
 
 

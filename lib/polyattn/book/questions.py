@@ -172,7 +172,7 @@ def _floor_words(r) -> str:
     arms' learning as the result records it."""
     gate = getattr(r, "gate", None)
     if isinstance(gate, str) and gate and (getattr(r, "gate_failed", False) or r.result == "uninformative"):
-        return f"the models did not learn beyond {gate.split(' (')[0]}"
+        return f"no model beat {gate.split(' (')[0]}"
     for name in ("gate_reason", "floor_name", "floor"):
         said = getattr(r, name, None) or getattr(r.comparison, name, None)
         if isinstance(said, str) and said:  # a reason is said as it is, a floor is named
@@ -259,7 +259,8 @@ def _opening(v, key, q: Question, n_lead: Optional[int]) -> str:
 
 def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
     """The sentence at a level of detail: 0 names the experiment's tier, 1 only the model, 2 also
-    drops the parts after the first two (a shorter sentence for a longer register)."""
+    drops the parts after the first two, 3 also states only the first failure, without its numbers,
+    4 without its name either (a shorter sentence for a longer register)."""
     v = verdicts[q.claim]
     cited = [(p, r) for p, r in found if informative(r)]
     if detail >= 2:
@@ -282,8 +283,15 @@ def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
         numbers[-1] += f", all {within}"
     missing = [p.words for p, r in found if not informative(r)]
     tail = _failed(verdicts, q) + ([f"{', '.join(missing)}: no informative pairs"] if missing else [])
+    if detail >= 3:  # the shortest level: each failure in its first words, the first one only
+        tail = [re.sub(r" [−+-]?[\d.,]+ \[[^\]]*\][^)]*\)$", ")", t) for t in tail][:1]
+    if detail >= 4:  # ... and without naming it
+        tail = [t.split(" (")[0] for t in tail]
     reach = _reach(verdicts, q, n_lead)
-    text = f"**{opening}**, on {scope_words(key, grid_title=detail == 0)}: " + "; ".join(numbers)
+    scope = scope_words(key, grid_title=detail == 0)
+    if n_lead and f"N = {n_lead:,}" in opening:  # said once: the opening names the N already
+        scope = scope.replace(f", N = {n_lead:,}", "").replace(f"N = {n_lead:,}, ", "")
+    text = f"**{opening}**, on {scope}: " + "; ".join(numbers)
     for extra in ([reach] if reach else []) + tail:
         text += "; " + extra
     return text + "."
@@ -300,7 +308,7 @@ def answer_sentence(verdicts: dict, q: Question) -> str:
     if not any(informative(r) for _, r in found):
         return f"**{ANSWER_WORDS.get(v.form, v.form)}**: no comparison it rests on has two informative pairs yet."
     text = ""
-    for detail in range(3):
+    for detail in range(5):
         text = _sentence(verdicts, q, found, detail)
         if word_count(text) <= MAX_WORDS:
             break

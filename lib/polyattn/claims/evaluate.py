@@ -58,12 +58,10 @@ class ArmRuns:
 def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book", pool_over: tuple = ()) -> ArmRuns:
     """The stored runs of one arm: the grid's configs that match its fields, loaded when stored,
     keyed by (the values of the ``pool_over`` fields, seed)."""
-    from ..grids import GRIDS
+    from ..grids import grid
     from ..results import InvalidRecord, load, record_path
 
-    if arm.grid not in GRIDS:
-        raise ValueError(f"unknown grid {arm.grid!r}; grids: {sorted(GRIDS)}")
-    configs = [c for c in GRIDS[arm.grid](preset, None) if arm.matches(dataclasses.asdict(c))]
+    configs = [c for c in grid(arm.grid)(preset, None) if arm.matches(dataclasses.asdict(c))]
     out = {}
     for c in configs:
         path = record_path(c, root)
