@@ -418,3 +418,22 @@ def test_the_position_free_sweep_is_set_beside_the_count_based_floors():
     assert got["ch07_sweep_floor_learned"] == "T = 64" and got["ch07_sweep_floor_stuck"] == "T = 256"
     assert got["ch07_sweep_floor_trigram"] == f"{trigram:.2f}"
     assert got["ch07_sweep_floor_ranges"].startswith(f"T = 64: {trigram - 0.1:.2f} to {trigram + 0.2:.2f}")
+
+
+def test_the_probe_table_sets_softmax_beside_the_trigram_and_its_own_shortest_length():
+    from polyattn.claims.floors import ngram_floor
+    from polyattn.experiments import causal_rope
+    from polyattn.pages import lm_sweep
+
+    grid = causal_rope.length_probe("smoke")
+    records = [{"status": "ok", "config": {**c.__dict__, "options": dict(c.options)},
+                "metrics": [{"test_bpc": 2.0 + i / 10}]} for i, c in enumerate(grid)]
+    import dataclasses
+
+    records = [{**r, "config": dataclasses.asdict(c)} for r, c in zip(records, grid)]
+    table = lm_sweep.probe_table(records)
+    assert len(table) == len(grid) and set(table["T"]) == set(causal_rope.ROPE_CONTEXTS["smoke"])
+    first = table.iloc[0]
+    assert abs(first["below the trigram"] - round(ngram_floor(3) - first["test bits/char"], 3)) < 1e-3
+    assert (table[table["T"] == table["T"].min()].iloc[:, -1] == 0).all()
+    assert lm_sweep.probe_table([]) is None

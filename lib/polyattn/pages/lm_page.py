@@ -268,3 +268,11 @@ def margin() -> float:
     from ..claims import claim
 
     return float(claim("lm_vs_softmax").margin)
+
+
+def probe_runs(page, recompute: bool = False) -> Runs:
+    """Softmax's probes of the rotary-position sweep's budget (``causal_length_probe``), stored only at
+    the book preset."""
+    from ..experiments import causal_rope
+
+    return load_runs("rope_probe", causal_rope.length_probe, page, None, recompute, True, "length probes")

@@ -96,3 +96,30 @@ def floor_numbers(records: Sequence[dict]) -> dict:
             "ch07_sweep_floor_bigram": f"{bigram:.2f}", "ch07_sweep_floor_trigram": f"{trigram:.2f}",
             "ch07_sweep_floor_stuck": " and ".join(f"T = {t}" for t in stuck) or "no length",
             "ch07_sweep_floor_learned": " and ".join(f"T = {t}" for t in learned) or "no length"}
+
+
+def probe_table(records: Sequence[dict]):
+    """Softmax's probes with rotary positions, one row per training length and step budget: its final
+    test bits/char, how far below the count-based trigram, and how far from its own T = 64 result at
+    the same budget (the gate the sweep's baseline must pass); None without records."""
+    import pandas as pd
+
+    from ..claims.floors import ngram_floor
+    from ..config import TrainConfig
+    from .lm_page import training_steps
+
+    if not records:
+        return None
+    trigram = ngram_floor(3)
+    rows = []
+    for r in records:
+        if r.get("status") != "ok":
+            continue
+        cfg = TrainConfig.from_dict(r["config"])
+        rows.append({"T": int(cfg.options["context"]), "steps": training_steps(cfg),
+                     "test bits/char": float(r["metrics"][-1]["test_bpc"])})
+    frame = pd.DataFrame(rows).sort_values(["steps", "T"]).reset_index(drop=True)
+    frame["below the trigram"] = trigram - frame["test bits/char"]
+    at_64 = frame[frame["T"] == frame["T"].min()].set_index("steps")["test bits/char"]
+    frame[f"above T = {frame['T'].min()}"] = frame["test bits/char"] - frame["steps"].map(at_64)
+    return frame.round(3)
