@@ -114,10 +114,11 @@ def table_markdown(rows: list[AnswerRow], links: bool = True, statements: bool =
 
     lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
     for row in rows:
-        name = row.statement if statements else row.claim
-        if links:
-            claim = section_link(row.id, name)
+        if statements:  # a statement keeps its maths, which a reference's title would show raw
+            claim = f"{row.statement} ({section_link(row.id, 'section')})" if links else row.statement
+        elif links:
+            claim = section_link(row.id, row.claim)
         else:
-            claim = name if statements else f"{name} (chapter {row.chapter.split('_', 1)[0]})"
+            claim = f"{row.claim} (chapter {row.chapter.split('_', 1)[0]})"
         lines.append(f"| {claim} | **{row.form}**{row.marks} | {key_text(row).replace('|', chr(92) + '|')} |")
     return "\n".join(lines).replace("\u2212", "−")

@@ -123,3 +123,14 @@ def probe_table(records: Sequence[dict]):
     at_64 = frame[frame["T"] == frame["T"].min()].set_index("steps")["test bits/char"]
     frame[f"above T = {frame['T'].min()}"] = frame["test bits/char"] - frame["steps"].map(at_64)
     return frame.round(3)
+
+
+def probe_shown(table):
+    """:func:`probe_table` as the page shows it: signed differences with a true minus sign."""
+    if table is None:
+        return None
+    shown = table.copy()
+    for col in shown.columns[3:]:
+        shown[col] = [f"{v:+.3f}".replace("-", "\u2212") for v in shown[col]]
+    shown["test bits/char"] = [f"{v:.3f}" for v in shown["test bits/char"]]
+    return shown
