@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import pandas as pd
+
 from ..analysis import length_sweep as ls
 from ..analysis.tables import interval_cell, number_cell
-from .lm_page import Runs, claims_table
+from ..claims.floors import ngram_floor
+from ..config import TrainConfig
+from .lm_page import Runs, claims_table, training_steps
 
 
 def sweep_figure(sweep: Runs, margin: float):
@@ -82,8 +86,6 @@ def floor_numbers(records: Sequence[dict]) -> dict:
     (:mod:`polyattn.claims.floors`): per training length, the range of every model's final test
     bits/char, the count-based bigram and trigram, and which lengths no model took below the
     trigram (``ch07_sweep_floor_*``)."""
-    from ..claims.floors import ngram_floor
-
     by_length: dict[int, list[float]] = {}
     for r in records:
         if r.get("status") == "ok" and r.get("metrics"):
@@ -102,12 +104,6 @@ def probe_table(records: Sequence[dict]):
     """Softmax's probes with rotary positions, one row per training length and step budget: its final
     test bits/char, how far below the count-based trigram, and how far from its own T = 64 result at
     the same budget (the gate the sweep's baseline must pass); None without records."""
-    import pandas as pd
-
-    from ..claims.floors import ngram_floor
-    from ..config import TrainConfig
-    from .lm_page import training_steps
-
     if not records:
         return None
     trigram = ngram_floor(3)
