@@ -119,3 +119,13 @@ def test_the_earlier_causal_grids_keep_their_committed_record_names(repo_root):
                          ("causal_mqar_recall", "causal_mqar_recall")):
         stored = {json.loads(p.read_text())["config_hash"] for p in (repo_root / "data/results" / folder).glob("*.json")}
         assert stored and stored <= {c.hash for c in GRIDS[name]("book")}, name
+
+
+def test_the_registered_rope_claims_read_the_budget_and_lengths_the_grids_train():
+    """The claims name their arms by config fields; a change of the grids' budget must move them too."""
+    from polyattn.claims.topics.language import ROPE_BOOK_STEPS, rope_at
+    from polyattn.experiments.causal_rope import ROPE_CONTEXTS, ROPE_STEPS
+
+    assert ROPE_BOOK_STEPS == ROPE_STEPS["book"]
+    trained = {str(c.options) for c in GRIDS["causal_length_rope"]("book")}
+    assert {str(rope_at(t)["options"]) for t in ROPE_CONTEXTS["book"]} == trained

@@ -270,6 +270,14 @@ def margin() -> float:
     return float(claim("lm_vs_softmax").margin)
 
 
+def rope_runs(page, seeds=None, recompute: bool = False) -> Runs:
+    """The length sweep with rotary positions (``causal_length_rope``): at the book preset only the
+    stored runs (the grid trains for hours)."""
+    from ..experiments import causal_rope
+
+    return load_runs("rope", causal_rope.length_rope, page, seeds, recompute, True, "RoPE length sweep")
+
+
 def probe_runs(page, recompute: bool = False) -> Runs:
     """Softmax's probes of the rotary-position sweep's budget (``causal_length_probe``), stored only at
     the book preset."""

@@ -61,6 +61,13 @@ def sweep_numbers(sweep: Runs) -> dict:
     return {**design, "ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
 
 
+def rope_numbers(rope: Runs) -> dict:
+    """The RoPE sweep's budget in steps and how many of its planned runs are stored."""
+    steps = sorted({training_steps(c) for c in rope.grid})
+    return {"ch07_rope_steps": ", ".join(f"{s:,}" for s in steps),
+            "ch07_rope_stored": rope.stored if rope.loaded else rope.missing}
+
+
 #: The two claims of the length sweep by short names in its table.
 SWEEP_CLAIMS = {"length_scale_needed": "scale needed", "length_scale_follows_n": "follows N"}
 
