@@ -86,6 +86,13 @@ def cmd_grid(args) -> int:
             if not configs:
                 raise ValueError(f"no configuration of {args.name!r} has {field} in {wanted!r}; "
                                  f"its {field}s: {sorted({getattr(c, field) for c in GRIDS[args.name](args.preset, seeds)})}")
+    if args.context:
+        wanted = {int(t) for t in args.context.split(";")}
+        lengths = sorted({int(c.options.get("context", 0)) for c in configs})
+        configs = [c for c in configs if int(c.options.get("context", 0)) in wanted]
+        if not configs:
+            raise ValueError(f"no configuration of {args.name!r} has a training length in {args.context!r}; "
+                             f"its lengths: {lengths}")
     overrides = {k: v for k, v in (("data_root", args.data_root), ("device", args.device)) if v is not None}
     configs = [c.replace(**overrides) for c in configs]
     records = load_or_run_all(configs, recompute=args.recompute, desc=args.name)
@@ -154,6 +161,7 @@ def main(argv=None) -> int:
     g.add_argument("--seeds", default=None, help="comma-separated seeds (default: the preset's)")
     g.add_argument("--activation", default=None, help="only these activation specs (';'-separated)")
     g.add_argument("--dataset", default=None, help="only these datasets, e.g. LRA tasks (';'-separated)")
+    g.add_argument("--context", default=None, help="only these training lengths T of a causal grid (';'-separated)")
     g.add_argument("--data-root", default=None, help="dataset location (paper preset: ImageNet, Tiny-ImageNet)")
     g.add_argument("--device", default=None, help="cpu, cuda (paper preset default: cuda)")
     g.add_argument("--recompute", action="store_true")

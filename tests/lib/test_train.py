@@ -190,3 +190,11 @@ def test_cli_grid_filter_that_matches_nothing_names_what_exists(tmp_path):
     out = _cli("grid", "lra", "--preset", "smoke", "--dataset", "imdb", env={"POLYATTN_RESULTS": str(tmp_path)})
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "no configuration of 'lra' has dataset in 'imdb'" in out.stderr and "'listops'" in out.stderr
+
+
+def test_cli_grid_context_filter_refuses_a_length_the_grid_lacks_and_names_its_lengths(tmp_path):
+    out = _cli("grid", "causal_length_rope", "--preset", "smoke", "--context", "99",
+               env={"POLYATTN_RESULTS": str(tmp_path)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "no configuration of 'causal_length_rope' has a training length in '99'" in out.stderr
+    assert "[16, 32]" in out.stderr
