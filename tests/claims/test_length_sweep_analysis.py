@@ -112,3 +112,36 @@ def test_the_right_panel_draws_the_fixed_reading_at_twice_the_length():
     paired = ls.paired_by_length(ls.sweep_frame(recs), "x³/√T", "x³/√(i+1)", "test_bpc_x2").set_index("T")
     # planted: fixed at 2.6 + 0.1 at 2T, per-row at 2.5 + 0.01 seed + 0.1
     assert paired.loc[256, "difference"] == pytest.approx(0.09, abs=1e-9)
+
+
+def _binned(activation, n_mode, context, seed, per_doubling, status="ok"):
+    """A run whose binned loss rises by ``per_doubling`` per doubling of the keys a query sees."""
+    edges = [0] + [2 ** j for j in range(int(math.log2(context)) + 1)]
+    bpc = [2.0 + per_doubling * math.log2(hi) + 0.003 * seed for hi in edges[1:]]
+    rec = _record(activation, n_mode, context, seed, 2.0)
+    rec["status"] = status
+    rec["final"] = {"position_bpc": {"edges": edges, "bpc": bpc, "chars": [1] * len(bpc)}}
+    return rec
+
+
+def test_the_slope_over_position_recovers_a_planted_late_deficit_and_skips_diverged_runs():
+    recs = [_binned("poly:p=3", "row", 256, s, 0.0) for s in range(3)]
+    recs += [_binned("poly:p=3,c=1", "row", 256, s, 0.02 + 0.001 * s) for s in range(3)]
+    recs += [_binned("poly:p=3,c=1", "row", 64, s, 0.5) for s in range(3)]     # another length: not read
+    recs.append(_binned("poly:p=3", "row", 256, 3, 0.0, status="diverged"))
+    s = ls.position_slope(recs, "x³", "x³/√(i+1)", 256)
+    assert s["seeds"] == 3 and s["slope"] == pytest.approx(0.021, abs=1e-9)
+    assert s["ci_low"] < s["slope"] < s["ci_high"]
+    assert ls.position_slope(recs, "x³", "x³/√(i+1)", 1024)["seeds"] == 0
+    assert len(ls.position_frame(recs)) == 6 * 9 + 3 * 7     # the diverged run stores no bins
+
+
+def test_the_position_figure_draws_one_line_per_length_with_pairs():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    recs = [_binned(a, "row", t, s, g) for t in (64, 256) for s in range(2)
+            for a, g in (("poly:p=3", 0.0), ("poly:p=3,c=1", 0.01))]
+    fig = ls.position_figure(recs, "x³", "x³/√(i+1)", margin=0.05)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][-2:] == ["T = 64", "T = 256"]
+    assert ls.position_figure(recs[:1], "x³", "x³/√(i+1)") is None

@@ -10,6 +10,7 @@ runs) and says what it could not compute instead of failing:
     progress(frame, planned=36)                        # stored, ok and diverged runs, by name
     paired_by_length(frame, "x³", "x³/√(i+1)")         # per T: mean paired difference, 95% interval
     slope_over_log_length(frame, "x³", "x³/√(i+1)")    # per seed and mean: growth per doubling of T
+    position_slope(records, "x³", "x³/√(i+1)", 1024)   # the same, over log2 of the position in the window
     sweep_figure(frame, lengths=(64, 256, 1024))       # None when no run trained
 """
 from __future__ import annotations
@@ -22,9 +23,10 @@ import pandas as pd
 
 #: The variants of the sweep by (activation spec, reading of N), in the order a figure shows them.
 VARIANTS = {("softmax", "row"): "softmax", ("poly:p=3,c=1", "row"): "x³", ("poly:p=3", "row"): "x³/√(i+1)",
-            ("poly:p=3", "fixed"): "x³/√T"}
+            ("poly:p=3", "fixed"): "x³/√T", ("uniform", "row"): "uniform"}
 #: The spec each variant's colour is taken from (the two readings of N share one, told apart by dashes).
-COLOUR_SPECS = {"softmax": "softmax", "x³": "poly:p=3,c=1", "x³/√(i+1)": "poly:p=3", "x³/√T": "poly:p=3"}
+COLOUR_SPECS = {"softmax": "softmax", "x³": "poly:p=3,c=1", "x³/√(i+1)": "poly:p=3", "x³/√T": "poly:p=3",
+                "uniform": "uniform"}
 DASHED = ("x³/√T",)
 METRICS = {"test_bpc": "T", "test_bpc_x2": "2T", "test_bpc_x4": "4T"}
 #: The paired differences the figure's right panel draws: (candidate, baseline, metric, legend).
@@ -182,5 +184,82 @@ def sweep_figure(frame: pd.DataFrame, lengths: Optional[Sequence[int]] = None, m
         right.set_ylabel("difference (bits/char, same seed)")
         right.set_title("paired differences")
         right.legend(frameon=False, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --- the loss by position in the window (the rotary-position sweep stores it) -----------------------------
+
+
+def position_frame(records: Iterable[dict]) -> pd.DataFrame:
+    """One row per run and position bin: ``variant``, ``T``, ``seed``, the bin's last position + 1
+    (``upper``: the keys the bin's last query sees) and the test bits/char of its predictions;
+    runs that diverged or stored no binned loss are left out."""
+    rows = []
+    for r in records:
+        pos = (r.get("final") or {}).get("position_bpc")
+        if r.get("status") != "ok" or not pos:
+            continue
+        cfg = r["config"]
+        variant = VARIANTS.get((cfg["activation"], cfg.get("n_mode", "row")), cfg["activation"])
+        for upper, bpc in zip(pos["edges"][1:], pos["bpc"]):
+            rows.append({"variant": variant, "T": int(cfg["options"]["context"]), "seed": int(cfg["seed"]),
+                         "upper": int(upper), "bpc": float(bpc)})
+    return pd.DataFrame(rows, columns=["variant", "T", "seed", "upper", "bpc"])
+
+
+def position_differences(positions: pd.DataFrame, candidate: str, baseline: str, context: int) -> pd.DataFrame:
+    """At training length ``context``: per seed and position bin, ``candidate - baseline`` (same seed)."""
+    at = positions[positions["T"] == context]
+    c = at[at["variant"] == candidate].set_index(["seed", "upper"])["bpc"]
+    b = at[at["variant"] == baseline].set_index(["seed", "upper"])["bpc"]
+    d = (c - b).dropna()
+    return d.rename("difference").reset_index()
+
+
+def position_slope(records: Iterable[dict], candidate: str, baseline: str, context: int) -> dict:
+    """How the paired difference grows with the position in the window at training length ``context``:
+    each seed's least-squares slope of ``candidate - baseline`` on log2 of the bins' ``upper`` ends
+    (bits/char per doubling of the keys a query sees), then the mean over seeds with its 95% t-interval
+    (NaN below two seeds), as :func:`slope_over_log_length` gives it over T."""
+    d = position_differences(position_frame(records), candidate, baseline, context)
+    per_seed = {}
+    for seed, g in d.groupby("seed"):
+        if len(g) >= 2:
+            per_seed[int(seed)] = float(np.polyfit(np.log2(g["upper"].to_numpy(dtype=float)),
+                                                   g["difference"].to_numpy(dtype=float), 1)[0])
+    slopes = np.array(list(per_seed.values()), dtype=float)
+    mean = float(slopes.mean()) if len(slopes) else math.nan
+    half = _t_half(slopes)
+    return {"slope": mean, "ci_low": mean - half, "ci_high": mean + half, "seeds": len(slopes), "per_seed": per_seed}
+
+
+def position_figure(records: Sequence[dict], candidate: str, baseline: str, margin: Optional[float] = None):
+    """``candidate - baseline`` by position in the window, one line per training length (mean over
+    seeds, 95% t-interval from two seeds on, each seed a dot); None while no seed has a pair."""
+    import matplotlib.pyplot as plt
+
+    positions = position_frame(records)
+    lengths = sorted(positions["T"].unique()) if len(positions) else []
+    curves = [(t, position_differences(positions, candidate, baseline, t)) for t in lengths]
+    curves = [(t, d) for t, d in curves if len(d)]
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(7.6, 3.6))
+    if margin:
+        ax.axhspan(-margin, margin, color="grey", alpha=0.15, lw=0, label=f"±{margin:g} (margin)")
+    ax.axhline(0, color="black", lw=0.8)
+    shades = plt.get_cmap("viridis")(np.linspace(0.1, 0.8, len(curves)))
+    for (t, d), colour in zip(curves, shades):
+        stats = d.groupby("upper")["difference"].agg(["mean", list])
+        half = np.array([_t_half(np.asarray(v, dtype=float)) for v in stats["list"]])
+        ax.errorbar(stats.index, stats["mean"], yerr=None if np.isnan(half).all() else np.nan_to_num(half),
+                    marker="o", capsize=3, color=colour, label=f"T = {t}")
+        ax.scatter(d["upper"], d["difference"], color=colour, s=10, alpha=0.4, zorder=3)
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    ax.set_xlabel("keys the query sees, i + 1 (last position of each bin)")
+    ax.set_ylabel(f"{candidate} − {baseline}\n(bits/char, same seed)")
+    ax.legend(frameon=False, fontsize=10, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig

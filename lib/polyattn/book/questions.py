@@ -56,9 +56,10 @@ QUESTIONS = (
     Question(r"Is the $1/\sqrt{N}$ factor needed?", "converged_scale_needed",
              (Part("converged_scale_needed", "cube_vs_scaled_converged", "x³ − x³/√N"),
               Part("converged_unclipped", "cube_vs_scaled", "unclipped")),
-             reach=("length_scale_needed",), per_length=True),
+             reach=("length_scale_needed", "rope_scale_needed"), per_length=True),
     Question("Does the norm bound explain softmax?", "norm_intervention",
              (Part("norm_intervention", "sufficiency_contrast", "capping x³/√N"),
+              Part("norm_dose_response", "asymmetry", "in a language model, softmax ×8 − softmax/8"),
               Part("norm_intervention", "necessity", "softmax ×8"),
               Part("norm_intervention_unclipped", "necessity", "unclipped"),
               Part("norm_intervention_unclipped", "tightened", "softmax/8"))),
@@ -281,7 +282,8 @@ def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
         numbers.append(f"{p.words} {number(r) if i == 0 else _bare(r)}{said}")
     if all_within:
         numbers[-1] += f", all {within}"
-    missing = [p.words for p, r in found if not informative(r)]
+    # a part still waiting for its pairs is not news; one whose pairs say nothing is
+    missing = [p.words for p, r in found if r is not None and r.n >= 2 and not informative(r)]
     tail = _failed(verdicts, q) + ([f"{', '.join(missing)}: no informative pairs"] if missing else [])
     if detail >= 3:  # the shortest level: each failure in its first words, the first one only
         tail = [re.sub(r" [−+-]?[\d.,]+ \[[^\]]*\][^)]*\)$", ")", t) for t in tail][:1]

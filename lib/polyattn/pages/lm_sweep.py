@@ -61,11 +61,55 @@ def sweep_numbers(sweep: Runs) -> dict:
     return {**design, "ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
 
 
+def _slope_text(s: dict, over: str) -> str:
+    if not s["seeds"]:
+        return f"not yet measured (no seed has both x³ and x³/√(i+1) stored {over})"
+    per_seed = ", ".join(f"seed {k}: {number_cell(v, '+.3f')}" for k, v in s["per_seed"].items())
+    return (f"{interval_cell(s['slope'], s['ci_low'], s['ci_high'], '+.3f')} bits/char per doubling over "
+            f"{s['seeds']} seed(s) ({per_seed})")
+
+
 def rope_numbers(rope: Runs) -> dict:
-    """The RoPE sweep's budget in steps and how many of its planned runs are stored."""
+    """The RoPE sweep's budget in steps, how many of its planned runs are stored, and the claim's two
+    registered statistics of growth: the slope of x³ − x³/√(i+1) over log2 T, and at the longest T
+    over log2 of the keys a query sees (position bins)."""
     steps = sorted({training_steps(c) for c in rope.grid})
-    return {"ch07_rope_steps": ", ".join(f"{s:,}" for s in steps),
-            "ch07_rope_stored": rope.stored if rope.loaded else rope.missing}
+    lengths = sorted({int(c.options["context"]) for c in rope.grid})
+    out = {"ch07_rope_steps": ", ".join(f"{s:,}" for s in steps),
+           "ch07_rope_stored": rope.stored if rope.loaded else rope.missing,
+           "ch07_rope_longest": f"{lengths[-1]:,}" if lengths else "the longest length"}
+    if not rope.loaded:
+        return {**out, "ch07_rope_slope_t": rope.missing, "ch07_rope_slope_position": rope.missing}
+    frame = ls.sweep_frame(rope.records)
+    return {**out, "ch07_rope_slope_t": _slope_text(ls.slope_over_log_length(frame, "x³", "x³/√(i+1)"),
+                                                    "at two training lengths"),
+            "ch07_rope_slope_position": _slope_text(
+                ls.position_slope(rope.records, "x³", "x³/√(i+1)", lengths[-1]), f"at T = {lengths[-1]}")}
+
+
+def rope_figures(rope: Runs, margin: float) -> list:
+    """The RoPE sweep's figures, each stamped: bits/char against T with the paired differences, and
+    x³ − x³/√(i+1) by position in the window; those with nothing stored yet are left out."""
+    from ..claims import claim
+    from ..plotting import stamp
+
+    if not rope.records:
+        return []
+    frame = ls.sweep_frame(rope.records)
+    lengths = sorted({int(c.options["context"]) for c in rope.grid})
+    figs = []
+    fig = ls.sweep_figure(frame, lengths=lengths, margin=margin, chance=claim("rope_scale_needed").chance)
+    if fig is not None:
+        fig.set_size_inches(8, 3.9)
+        stamp(fig, rope.preset, "micro character LM, rotary positions; dots: seeds")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+        figs.append(fig)
+    fig = ls.position_figure(rope.records, "x³", "x³/√(i+1)", margin=margin)
+    if fig is not None:
+        stamp(fig, rope.preset, "rotary positions; binned test loss; dots: seeds")
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        figs.append(fig)
+    return figs
 
 
 #: The two claims of the length sweep by short names in its table.

@@ -220,3 +220,51 @@ def intervention_values(iv_runs: Intervention) -> dict:
             "ch03_int_norm_softmax": final_norm(iv.BASELINE), "ch03_int_norm_cube": final_norm("poly:p=3"),
             "ch03_int_norm_k8": final_norm("softmax:k=8"), "ch03_int_norm_capped_max": final_norm(iv.CAPPED,
                                                                                                    "norm_final_max")}
+
+
+# --- the bound as a dose, in the character language model ---------------------------------------------------
+
+
+def dose_runs(records: Optional[list] = None) -> pd.DataFrame:
+    """The dose-response's stored runs (``causal_dose_response`` at the book preset, planned configs only)
+    as :func:`polyattn.analysis.dose_response.dose_frame`; ``records`` stand for them in tests."""
+    from ..analysis import dose_response as dr
+    from ..experiments import causal_rope
+    from ..results import load_records
+
+    if records is None:
+        planned = {c.hash for c in causal_rope.dose_response("book")}
+        records = [r for r in load_records("causal_dose_response") if r.get("config_hash") in planned]
+    return dr.dose_frame(records)
+
+
+def dose_values(frame: pd.DataFrame) -> dict:
+    """The asymmetry 8·softmax − softmax/8 and the capped cube's contrast, each as its mean over seeds with
+    its 95% t-interval and the pairs it rests on (words while no pair is stored)."""
+    from ..analysis import dose_response as dr
+    from ..numbers import estimate
+
+    def said(s: dict, what: str) -> str:
+        if not s["pairs"]:
+            return f"not yet measured (no seed has both {what} stored)"
+        return f"{estimate(s['difference'], s['ci_low'], s['ci_high'], '+.3f')} bits/char over {s['pairs']} seed(s)"
+
+    cubes = dr.cube_contrasts(frame).set_index("arm") if len(frame) else pd.DataFrame()
+    capped = ({"pairs": 0} if "capped at row norm 1" not in cubes.index else
+              {k: cubes.loc["capped at row norm 1", k] for k in ("difference", "ci_low", "ci_high", "pairs")})
+    asym = dr.asymmetry(frame) if len(frame) else {"pairs": 0}
+    return {"ch03_dose_asymmetry": said(asym, "8·softmax and softmax/8"),
+            "ch03_dose_capped": said(capped, "the capped and the uncapped cube")}
+
+
+def dose_shown(frame: pd.DataFrame):
+    """The dose-response figure with the claim's margin, stamped with its scale; None while no pair is stored."""
+    from ..analysis import dose_response as dr
+    from ..claims import claim
+    from ..plotting import stamp
+
+    fig = dr.dose_figure(frame, claim("norm_dose_response").margin) if len(frame) else None
+    if fig is not None:
+        stamp(fig, "book", "character LM with rotary positions, T = 256; dots: seeds")
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
