@@ -223,6 +223,8 @@ def _failed(verdicts: dict, q: Question) -> list[str]:
             out.append(f"its control failed ({_short(r)} {number(r)})")
         elif r.outcome == "open":
             out.append(f"its control is open ({_short(r)} {number(r)})")
+        elif r.outcome == "size unclear":  # the control shows attention matters, by about the margin
+            out.append(f"its control is of unclear size ({_short(r)} {number(r)})")
     cited = {p.comparison for p in q.parts if p.claim == q.claim}
     tier = v.claim.deciding_tier
     others = [r for r in v.comparisons if r.comparison.role == "primary" and r.comparison.id not in cited
