@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from .length_sweep import _t_half
+from .stats import t_interval
 
 #: The cube arms by activation spec, in the order the figure shows them.
 CUBES = {"poly:p=3": "uncapped", "poly_cap:p=3": "capped at row norm 1", "poly_unit:p=3": "rows of norm 1"}
@@ -57,9 +57,8 @@ def _paired(frame: pd.DataFrame, candidate: pd.Series, baseline: pd.Series) -> p
 
 def _summary(d: pd.Series) -> dict:
     values = d.to_numpy(dtype=float)
-    mean = float(values.mean()) if len(values) else math.nan
-    half = _t_half(values)
-    return {"difference": mean, "ci_low": mean - half, "ci_high": mean + half, "pairs": len(values),
+    mean, low, high = t_interval(values) if len(values) else (math.nan, math.nan, math.nan)
+    return {"difference": mean, "ci_low": low, "ci_high": high, "pairs": len(values),
             "per_seed": dict(zip(d.index.astype(int), values))}
 
 
