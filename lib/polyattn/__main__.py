@@ -80,7 +80,7 @@ def cmd_grid(args) -> int:
         raise ValueError(f"unknown experiment {args.name!r}; choose one of {sorted(GRIDS)}")
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     configs = GRIDS[args.name](args.preset, seeds)
-    for field, wanted in (("activation", args.activation), ("dataset", args.dataset)):
+    for field, wanted in (("activation", args.activation), ("n_mode", args.n_mode), ("dataset", args.dataset)):
         if wanted:
             configs = [c for c in configs if getattr(c, field) in wanted.split(";")]
             if not configs:
@@ -161,6 +161,7 @@ def main(argv=None) -> int:
     g.add_argument("--seeds", default=None, help="comma-separated seeds (default: the preset's)")
     g.add_argument("--activation", default=None, help="only these activation specs (';'-separated)")
     g.add_argument("--dataset", default=None, help="only these datasets, e.g. LRA tasks (';'-separated)")
+    g.add_argument("--n-mode", default=None, help="only these readings of N, e.g. row or fixed (';'-separated)")
     g.add_argument("--context", default=None, help="only these training lengths T of a causal grid (';'-separated)")
     g.add_argument("--data-root", default=None, help="dataset location (paper preset: ImageNet, Tiny-ImageNet)")
     g.add_argument("--device", default=None, help="cpu, cuda (paper preset default: cuda)")

@@ -198,3 +198,11 @@ def test_cli_grid_context_filter_refuses_a_length_the_grid_lacks_and_names_its_l
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "no configuration of 'causal_length_rope' has a training length in '99'" in out.stderr
     assert "[16, 32]" in out.stderr
+
+
+def test_cli_grid_n_mode_filter_combines_with_the_activation_filter(tmp_path):
+    # softmax runs with n_mode "row" only in the RoPE grid, so asking for its "fixed" reading finds nothing
+    out = _cli("grid", "causal_length_rope", "--preset", "smoke", "--activation", "softmax", "--n-mode", "fixed",
+               env={"POLYATTN_RESULTS": str(tmp_path)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "no configuration of 'causal_length_rope' has n_mode in 'fixed'" in out.stderr and "'row'" in out.stderr
