@@ -31,7 +31,7 @@ def _options(config) -> dict:
 # --- images --------------------------------------------------------------------------------------
 
 #: The image datasets held in memory whole (the others stream from disk).
-IN_MEMORY = ("fashion_mnist",)
+IN_MEMORY = ("fashion_mnist", "fashion_marked")
 
 
 def is_timm(model) -> bool:

@@ -7,11 +7,15 @@ import torch
 
 from .errors import DatasetMissing
 from .fashion_mnist import load_fashion_mnist
+from .marked import DEFAULT_SCENES, SCENE_SEED, marked_scenes
 
 # Channel statistics of the Fashion-MNIST training set.
 FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
 #: Images in the training and test split of each in-memory dataset, as it is published.
-SIZES = {"fashion_mnist": (60_000, 10_000)}
+#: The marked-garment task composes its scenes, so its "split" is the number of scenes drawn by default.
+SIZES = {"fashion_mnist": (60_000, 10_000), "fashion_marked": DEFAULT_SCENES}
+#: The datasets whose examples are composed on demand: their sizes are whatever a config asks for.
+COMPOSED = ("fashion_marked",)
 SUBSET_SEED = 1234  # the same subset for every run, so runs differ only in their own seed
 
 
@@ -43,6 +47,8 @@ def split_sizes(name: str, train_subset: int | None = None, test_subset: int | N
     if name not in SIZES:
         raise DatasetMissing(f"unknown in-memory dataset {name!r}; available: {', '.join(SIZES)}")
     n_train, n_test = SIZES[name]
+    if name in COMPOSED:  # as many scenes as asked for
+        return (n_train if train_subset is None else train_subset, n_test if test_subset is None else test_subset)
     return (n_train if train_subset is None else min(train_subset, n_train),
             n_test if test_subset is None else min(test_subset, n_test))
 
@@ -54,5 +60,12 @@ def load_dataset(name: str, train_subset: int | None = None, test_subset: int | 
         tx, ty = _subset(tx[:, None], ty, train_subset, SUBSET_SEED)
         vx, vy = _subset(vx[:, None], vy, test_subset, SUBSET_SEED + 1)
         return TensorImages(tx, ty, vx, vy, 10, FASHION_MNIST_MEAN, FASHION_MNIST_STD)
-    raise DatasetMissing(f"unknown in-memory dataset {name!r}; available: 'fashion_mnist'. "
+    if name == "fashion_marked":
+        n_train, n_test = split_sizes(name, train_subset, test_subset)
+        tx, ty, vx, vy = load_fashion_mnist()
+        tx, ty, _, _ = marked_scenes(tx, ty, n_train, SCENE_SEED)
+        vx, vy, _, _ = marked_scenes(vx, vy, n_test, SCENE_SEED + 1)
+        pixels = tx.float() / 255
+        return TensorImages(tx, ty, vx, vy, 10, float(pixels.mean()), float(pixels.std()))
+    raise DatasetMissing(f"unknown in-memory dataset {name!r}; available: {', '.join(SIZES)}. "
                          "CIFAR-10 and ImageFolder datasets load through polyattn.data.images.")

@@ -2,7 +2,7 @@
 :func:`polyattn.runs.load_or_run_all`.  Importing this package registers every grid in
 :data:`polyattn.grids.GRIDS` (``GRIDS`` here is that registry)."""
 from ..grids import GRIDS, register
-from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, mqar_decide, physics, short_retrain, vit
+from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, mqar_decide, physics, short_retrain, vit, vit_marked
 
 for _name, _grid in {
     "vit_table1": vit.table1,
@@ -17,6 +17,8 @@ for _name, _grid in {
     "vit_norm_intervention": vit.intervention,
     "vit_table2_converged": vit.table2_converged,
     "vit_scale_long": vit.scale_sweep_long,
+    "vit_marked_probe": vit_marked.marked_probe,
+    "vit_marked": vit_marked.marked,
     "lra": lra.lra,
     "lra_pathfinder_budget": lra.pathfinder_budget,
     "lra_long": lra.lra_long,
@@ -53,4 +55,4 @@ for _name, _grid in {
     register(_name, _grid)
 
 __all__ = ["GRIDS", "architectures", "causal", "causal_rope", "critiques", "detection", "lra", "mqar", "mqar_decide",
-           "physics", "short_retrain", "vit"]
+           "physics", "short_retrain", "vit", "vit_marked"]
