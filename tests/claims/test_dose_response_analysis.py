@@ -56,3 +56,18 @@ def test_the_figure_waits_for_a_pair_and_labels_k_as_fractions():
     assert dr.dose_figure(dr.dose_frame(_planted()[:1])) is None
     fig = dr.dose_figure(dr.dose_frame(_planted()), margin=0.05)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["1/8", "1/2", "1", "2", "8"]
+
+
+def test_the_page_reads_the_side_that_costs_more_from_the_interval_and_names_each_side():
+    from polyattn.pages import norms_intervention as ni
+
+    values = ni.dose_values(dr.dose_frame(_planted()))
+    assert "costs more than tightening" in values["ch03_dose_reading"]  # the planted cost lifts with k
+    assert values["ch03_dose_tightened"].startswith("+0.000") and "3 seed(s)" in values["ch03_dose_lifted"]
+    flipped = [dict(r, config={**r["config"], "activation": {"softmax:k=8": "softmax:k=1/8",
+                                                            "softmax:k=1/8": "softmax:k=8"}.get(
+                                                                r["config"]["activation"], r["config"]["activation"])})
+               for r in _planted() if r["config"]["seed"] < 3]
+    assert "costs less than tightening" in ni.dose_values(dr.dose_frame(flipped))["ch03_dose_reading"]
+    assert "Too few seeds" in ni.dose_reading({"pairs": 1})
+    assert "not told apart" in ni.dose_reading({"pairs": 3, "ci_low": -0.1, "ci_high": 0.1})

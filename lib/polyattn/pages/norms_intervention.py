@@ -253,8 +253,29 @@ def dose_values(frame: pd.DataFrame) -> dict:
     capped = ({"pairs": 0} if "capped at row norm 1" not in cubes.index else
               {k: cubes.loc["capped at row norm 1", k] for k in ("difference", "ci_low", "ci_high", "pairs")})
     asym = dr.asymmetry(frame) if len(frame) else {"pairs": 0}
+    ks = dr.by_k(frame).set_index("k") if len(frame) else pd.DataFrame()
+    side = {k: ({"pairs": 0} if k not in ks.index else
+                {f: ks.loc[k, f] for f in ("difference", "ci_low", "ci_high", "pairs")}) for k in (1 / 8, 8.0)}
     return {"ch03_dose_asymmetry": said(asym, "8·softmax and softmax/8"),
-            "ch03_dose_capped": said(capped, "the capped and the uncapped cube")}
+            "ch03_dose_capped": said(capped, "the capped and the uncapped cube"),
+            "ch03_dose_tightened": said(side[1 / 8], "softmax/8 and softmax"),
+            "ch03_dose_lifted": said(side[8.0], "8·softmax and softmax"),
+            "ch03_dose_reading": dose_reading(asym)}
+
+
+def dose_reading(asym: dict) -> str:
+    """One sentence on which side of k = 1 costs more, read from the asymmetry's 95% interval (bits/char,
+    lower is better, so a negative 8·softmax − softmax/8 means that lifting the bound costs less)."""
+    if asym.get("pairs", 0) < 2:
+        return "Too few seeds are stored to say which side of k = 1 costs more."
+    if asym["ci_high"] < 0:
+        return ("Lifting the bound eightfold costs less than tightening it eightfold: the interval of the "
+                "difference lies wholly below zero, the opposite of the bound hypothesis's prediction, so in this "
+                "model the bound's size is not what softmax's success rests on.")
+    if asym["ci_low"] > 0:
+        return ("Lifting the bound eightfold costs more than tightening it eightfold, as the bound "
+                "hypothesis predicts: the interval of the difference lies wholly above zero.")
+    return "The interval of the difference includes zero: the two sides of k = 1 are not told apart."
 
 
 def dose_shown(frame: pd.DataFrame):
