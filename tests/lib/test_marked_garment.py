@@ -71,8 +71,9 @@ def test_the_grids_train_a_patch_7_vit_on_65_tokens_and_the_probe_pairs_softmax_
     from polyattn.experiments import GRIDS
     from polyattn.model_sizes import image_seq_len
 
-    probe = GRIDS["vit_marked_probe"]("book")
+    probe = GRIDS["vit_marked_probe_10"]("book")
     assert [c.activation for c in probe] == ["softmax", "uniform"]
+    assert [c.epochs for c in GRIDS["vit_marked_probe"]("book")] == [10, 10, 30, 30]
     book = GRIDS["vit_marked"]("book")
     assert {c.activation for c in book} == {"softmax", "poly:p=3", "poly:p=3,c=1", "uniform"}
     assert sorted({c.seed for c in book}) == [0, 1, 2, 3, 4]

@@ -8,6 +8,9 @@ A comparison is informative only when its baseline learned beyond such a floor (
   from :data:`ADD_K` on the validation stream), bits/char on the whole test stream;
 * classification: chance and the majority class of the test labels (Fashion-MNIST's ten
   balanced classes; each shortened LRA task's majority class);
+* the marked garment (:mod:`polyattn.data.marked`): chance, the majority class of the test labels,
+  and the garment-set floor: naming the most frequent class of a test scene's four garments, the
+  best a model can do that sees which garments are there but not which one is marked;
 * MQAR: guessing one of the value tokens, and the copy plateau: copying *a* value of the
   context scores 1/K at a query with K pairs, pooled over the test sets' queries;
 * PDEs: log10 of the relative error (rMAE) of predicting zero everywhere (0 by definition) and
@@ -100,6 +103,18 @@ def mqar_floors(test_sets: Sequence[tuple], value_tokens: int) -> dict:
     return {"guess": 100.0 / value_tokens, "copy_plateau": 100.0 * len(test_sets) / queries}
 
 
+def marked_floors() -> dict:
+    """Chance, the majority class and the garment-set floor (%) on the marked-garment test scenes (the
+    default number, which the book preset uses)."""
+    from ..data.fashion_mnist import load_fashion_mnist
+    from ..data.marked import DEFAULT_SCENES, SCENE_SEED, garment_set_floor, marked_scenes
+
+    _, _, images, labels = load_fashion_mnist()
+    _, y, classes, _ = marked_scenes(images, labels, DEFAULT_SCENES[1], SCENE_SEED + 1)
+    return {"chance": 10.0, "majority": 100.0 * int(y.bincount().max()) / len(y),
+            "garment_set": garment_set_floor(classes)}
+
+
 def pde_floors(spec: str, test_grid: tuple = (101, 101)) -> dict:
     """log10 rMAE of the zero and the mean predictors of one PDE on its test grid."""
     from ..data.pde import get_pde, rmae
@@ -118,7 +133,8 @@ def compute_floors(charlm: bool = True) -> dict:
     out = {"fashion_mnist": {"chance": FASHION_MNIST_CHANCE, "majority": FASHION_MNIST_CHANCE},
            "lra": {t: {"majority": v} for t, v in LRA_CHANCE.items()},
            "mqar": mqar_floors(BOOK_TESTS, mqar_value_tokens(MQAR_VOCAB)),
-           "pde": {s: pde_floors(s) for s in ("convection:beta=30", "reaction", "wave")}}
+           "pde": {s: pde_floors(s) for s in ("convection:beta=30", "reaction", "wave")},
+           "fashion_marked": marked_floors()}
     if charlm:
         out["charlm"] = charlm_floors()
     return out

@@ -18,6 +18,7 @@ for _name, _grid in {
     "vit_table2_converged": vit.table2_converged,
     "vit_scale_long": vit.scale_sweep_long,
     "vit_marked_probe": vit_marked.marked_probe,
+    **{f"vit_marked_probe_{e}": vit_marked.marked_probe_at(e) for e in vit_marked.PROBE_EPOCHS["book"]},
     "vit_marked": vit_marked.marked,
     "lra": lra.lra,
     "lra_pathfinder_budget": lra.pathfinder_budget,

@@ -1,8 +1,10 @@
 """The marked-garment task (:mod:`polyattn.data.marked`) as config grids: an image benchmark where
 attention is needed, for chapter 04.
 
-* ``vit_marked_probe``: softmax and uniform attention (attention ablated), one seed, to find whether
-  softmax learns the task at :data:`MARKED_SCALE`'s budget while uniform attention stays well behind.
+* ``vit_marked_probe``: softmax and uniform attention (attention ablated), one seed, at each budget of
+  :data:`PROBE_EPOCHS`, to find one at which softmax learns the task (clears the garment-set floor
+  clearly) while uniform attention stays well behind; each budget is also its own grid,
+  ``vit_marked_probe_<epochs>``, so that a runner can queue one budget at a time.
 * ``vit_marked``: softmax, x^3/sqrt(N), the unscaled x^3 and uniform attention at the same recipe,
   :data:`MARKED_SEEDS`.
 
@@ -15,18 +17,21 @@ no such task); it gives no configs.
 from __future__ import annotations
 
 from ..config import TrainConfig
+from ..data.marked import DEFAULT_SCENES
 from ..presets import seeds_for
 
 #: Scenes, epochs and batch of each preset (test scenes are the same for every run).
 MARKED_SCALE = {
     "smoke": dict(train_subset=256, test_subset=128, epochs=1, batch_size=64, warmup_epochs=0.5),
-    "book": dict(train_subset=20_000, test_subset=4_000, epochs=10, batch_size=128, warmup_epochs=1.0),
+    "book": dict(train_subset=DEFAULT_SCENES[0], test_subset=DEFAULT_SCENES[1], epochs=10, batch_size=128, warmup_epochs=1.0),
 }
 _COMMON = dict(task="images", dataset="fashion_marked", image_size=56, patch_size=7, model="micro", lr=2e-3,
                weight_decay=0.05, clip_grad=0.0, threads=1)
 PROBE_ACTIVATIONS = ("softmax", "uniform")
 MARKED_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1", "uniform")
 PROBE_SEEDS = {"smoke": (0,), "book": (0,)}
+#: The probes' budgets in epochs (the first is :data:`MARKED_SCALE`'s).
+PROBE_EPOCHS = {"smoke": (1,), "book": (10, 30)}
 MARKED_SEEDS = {"smoke": (0,), "book": (0, 1, 2, 3, 4)}
 
 
@@ -38,8 +43,20 @@ def _configs(name, preset, seeds, activations, plan) -> list[TrainConfig]:
 
 
 def marked_probe(preset: str = "book", seeds=None) -> list[TrainConfig]:
-    """Softmax and uniform attention on the marked-garment task, seed-major."""
-    return _configs("vit_marked_probe", preset, seeds, PROBE_ACTIVATIONS, PROBE_SEEDS)
+    """Softmax and uniform attention on the marked-garment task at each budget of :data:`PROBE_EPOCHS`."""
+    if preset == "paper":
+        return []
+    return [c.replace(epochs=e) for e in PROBE_EPOCHS[preset]
+            for c in _configs("vit_marked_probe", preset, seeds, PROBE_ACTIVATIONS, PROBE_SEEDS)]
+
+
+def marked_probe_at(epochs: int):
+    """The grid of :func:`marked_probe`'s runs at one budget."""
+    def grid(preset: str = "book", seeds=None) -> list[TrainConfig]:
+        return [c for c in marked_probe(preset, seeds) if c.epochs == epochs]
+
+    grid.__doc__ = f"The marked-garment probes at {epochs} epochs."
+    return grid
 
 
 def marked(preset: str = "book", seeds=None) -> list[TrainConfig]:
