@@ -21,6 +21,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from .stats import t_interval
+
 #: The variants of the sweep by (activation spec, reading of N), in the order a figure shows them.
 VARIANTS = {("softmax", "row"): "softmax", ("poly:p=3,c=1", "row"): "x³", ("poly:p=3", "row"): "x³/√(i+1)",
             ("poly:p=3", "fixed"): "x³/√T", ("uniform", "row"): "uniform"}
@@ -60,11 +62,10 @@ def progress(frame: pd.DataFrame, planned: int) -> dict:
 
 
 def _t_half(values: np.ndarray) -> float:
-    """Half the width of the 95% t-interval of the mean (NaN for fewer than two values)."""
-    from scipy import stats
-
-    n = len(values)
-    return float(stats.t.ppf(0.975, n - 1) * np.std(values, ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
+    """Half the width of the 95% t-interval of the mean (:func:`polyattn.analysis.stats.t_interval`;
+    NaN for fewer than two values)."""
+    _, low, high = t_interval(values)
+    return (high - low) / 2
 
 
 def levels_by_length(frame: pd.DataFrame, metric: str = "test_bpc") -> pd.DataFrame:

@@ -50,20 +50,15 @@ def sweep_numbers(sweep: Runs) -> dict:
     if p["diverged"]:
         stored += f" ({p['diverged']} diverged: {'; '.join(p['diverged_runs'])})"
     s = ls.slope_over_log_length(sweep.frame, "x³", "x³/√(i+1)")
-    if not s["seeds"]:
-        slope = ("none yet: no seed has both x³ and x³/√(i+1) stored at two training lengths"
-                 + ("" if len(ls.paired_by_length(sweep.frame, "x³", "x³/√(i+1)")) else
-                    ", nor at one (so the figure has no panel of differences)"))
-    else:
-        per_seed = ", ".join(f"seed {k}: {number_cell(v, '+.3f')}" for k, v in s["per_seed"].items())
-        slope = (f"{interval_cell(s['slope'], s['ci_low'], s['ci_high'], '+.3f')} bits/char per doubling over "
-                 f"{s['seeds']} seed(s) ({per_seed})")
+    slope = _slope_text(s, "at two training lengths")
+    if not s["seeds"] and not len(ls.paired_by_length(sweep.frame, "x³", "x³/√(i+1)")):
+        slope += ", nor at one (so the figure has no panel of differences)"
     return {**design, "ch07_sweep_stored": stored, "ch07_sweep_slope": slope}
 
 
 def _slope_text(s: dict, over: str) -> str:
     if not s["seeds"]:
-        return f"not yet measured (no seed has both x³ and x³/√(i+1) stored {over})"
+        return f"none yet: no seed has both x³ and x³/√(i+1) stored {over}"
     per_seed = ", ".join(f"seed {k}: {number_cell(v, '+.3f')}" for k, v in s["per_seed"].items())
     return (f"{interval_cell(s['slope'], s['ci_low'], s['ci_high'], '+.3f')} bits/char per doubling over "
             f"{s['seeds']} seed(s) ({per_seed})")
