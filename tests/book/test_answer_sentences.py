@@ -103,7 +103,20 @@ def test_no_answer_cites_an_uninformative_comparison(planted):
     for r in planted["length_scale_needed"].comparisons:
         r.result, r.outcome = "equivalent", "contradicts"
     q2 = questions.answer_sentence(planted, questions.QUESTIONS[1])
-    assert "at N = 1,024 (micro character LM) −0.012" in q2 and "untested" not in q2
+    assert "at N = 1,024 (character LM) −0.012" in q2 and "untested" not in q2
+
+
+def test_a_later_design_that_learned_at_a_length_supersedes_the_untested_one(planted):
+    # the position-free sweep did not learn beyond N = 64; the rotary sweep decides at N = 1,024
+    rope = plant("rope_scale_needed", "inconclusive at this power",
+                 cube_vs_row_1024=dict(mean=0.021, lo=-0.05, hi=0.09, res="inconclusive", outcome="open",
+                                       unit="bits/char"))
+    planted["rope_scale_needed"] = rope
+    q2 = questions.answer_sentence(planted, questions.QUESTIONS[1])
+    assert "at N = 1,024 (character LM) +0.021" in q2 and "untested" not in q2
+    # where the later design is uninformative too, the earlier untested clause stays
+    rope.comparisons[0].result = rope.comparisons[0].outcome = "uninformative"
+    assert "untested beyond N = 64" in questions.answer_sentence(planted, questions.QUESTIONS[1])
 
 
 def test_a_form_the_rule_adds_later_still_gives_an_answer(planted):

@@ -1,4 +1,4 @@
-"""The answer table's rows: one per claim of :data:`polyattn.claims.report.HEADLINE`, in its order,
+"""The answer table's rows: one per claim with an ``answer_row`` (:func:`polyattn.claims.register.answer_ids`), in its order,
 each with its verdict word (the rule's forms, one vocabulary), its deciding comparison and the
 markers that replace repeated notes (one legend line above the table says what they mean).
 
@@ -27,7 +27,7 @@ MARKS = {
 @dataclass
 class AnswerRow:
     id: str
-    claim: str  # the short name (HEADLINES)
+    claim: str  # the short name (the claim's headline)
     failed: tuple  # the comparisons of the claim's checks that failed (their results)
     statement: str
     chapter: str
@@ -61,17 +61,17 @@ def deciding(v) -> Optional[object]:
 
 def answer_rows(verdicts: dict, ids=None) -> list[AnswerRow]:
     """One row per claim of ``ids`` (default: the answer table's) that the register has, in order."""
-    from ..claims.report import HEADLINE, HEADLINES
+    from ..claims.register import answer_ids
 
     rows = []
-    for cid in HEADLINE if ids is None else ids:
+    for cid in answer_ids() if ids is None else ids:
         v = verdicts.get(cid)
         if v is None:
             continue
         key = deciding(v)
         primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
         rows.append(AnswerRow(
-            id=cid, claim=HEADLINES.get(cid, v.claim.statement),
+            id=cid, claim=v.claim.headline or v.claim.statement,
             failed=tuple(r for r in v.comparisons if r.comparison.role == "check" and r.outcome == "contradicts"),
             statement=v.claim.statement,
             chapter=v.claim.chapter, form=v.form, key=key, named=len(primaries) > 1 and not v.claim.deciding_tier,

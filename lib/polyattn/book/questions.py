@@ -111,7 +111,7 @@ def result_words(r) -> str:
     if res in ("worse", "better"):
         return f"{res} beyond {m}"
     if res == "inconclusive":
-        return "undecided at these seeds"
+        return "undecided"
     return f"{res}{r.qualifier}"
 
 
@@ -186,24 +186,28 @@ def _floor_words(r) -> str:
 def _reach(verdicts: dict, q: Question, n_lead: Optional[int]) -> str:
     """How far the answer reaches in N: informative comparisons at a longer N with their numbers;
     from the first N where the claims' comparisons are uninformative, "untested beyond N = ...",
-    with the reason; "" without reach claims."""
-    clauses = []
+    with the reason, unless another reach claim's primary comparison is informative at that N or
+    longer (a later design that learned supersedes one that did not); "" without reach claims."""
+    found, untested = [], []
     for cid in q.reach:
         v = verdicts.get(cid)
         if v is None:
             continue
         rows = [(sequence_length(r), r) for r in v.comparisons
                 if r.comparison.role != "check" and r.n >= 2]
-        rows = sorted((n, r) for n, r in rows if n) if rows else []
+        rows = sorted(((n, r) for n, r in rows if n), key=lambda nr: nr[0])
         good = [(n, r) for n, r in rows if informative(r)]
         bad = [(n, r) for n, r in rows if not informative(r)]
-        prim = [(n, r) for n, r in good if r.comparison.role == "primary"]
-        for n, r in prim:
-            clauses.append(f"at N = {n:,} ({_model(r)}) {number(r)}, {result_words(r)}")
+        found += [(n, r) for n, r in good if r.comparison.role == "primary"]
         if bad:
             tested = max([n for n, _ in good if n < min(b for b, _ in bad)] + [n_lead or 0]) or None
-            beyond = f"beyond N = {tested:,}" if tested else f"at N = {min(b for b, _ in bad):,}"
-            clauses.append(f"untested {beyond}: {_floor_words(bad[0][1])}")
+            untested.append((min(b for b, _ in bad), tested, bad[0][1]))
+    clauses = [f"at N = {n:,} ({_model(r).removeprefix('micro ')}) {number(r)}, {result_words(r)}" for n, r in found]
+    for first_bad, tested, r in untested:
+        if any(n >= first_bad for n, _ in found):
+            continue
+        beyond = f"beyond N = {tested:,}" if tested else f"at N = {first_bad:,}"
+        clauses.append(f"untested {beyond}: {_floor_words(r)}")
     return "; ".join(clauses)
 
 

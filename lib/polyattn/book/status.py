@@ -234,11 +234,11 @@ def grid_name(grid: str) -> str:
 def claim_name(claim_id: str) -> str:
     """A claim in a few words (the answer table's short name, else the checklist's, else its statement)."""
     from ..claims.checklist import SHORT
-    from ..claims.register import REGISTER
-    from ..claims.report import HEADLINES
+    from ..claims.register import MEASURED, REGISTER
 
-    if claim_id in HEADLINES:
-        return HEADLINES[claim_id]
+    headline = getattr(REGISTER.get(claim_id) or MEASURED.get(claim_id), "headline", None)
+    if headline:
+        return headline
     if claim_id in SHORT:
         return SHORT[claim_id]
     return REGISTER[claim_id].statement if claim_id in REGISTER else claim_id.replace("_", " ")

@@ -13,23 +13,15 @@ import json
 import re
 from pathlib import Path
 
-from ..claims.register import REGISTER, any_claim
+from ..claims.register import REGISTER, any_claim, verdict_ids
 from ..claims.report import section_link
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
 from ..display import typographic
 from .common import REPO_ROOT, VERDICTS_FILE
 
-#: The rows of the intro's verdict table, in order: ids of the register's claims, decided by
-#: comparisons of runs (:data:`polyattn.claims.register.REGISTER`) or by a measurement
-#: (:data:`polyattn.claims.register.MEASURED`).  A claim's statement, source and chapter live in the
-#: register alone.
-VERDICT_ROWS = (
-    "thm41_1", "thm41_2", "thm42_43", "critique7_matrix_powers", "thm44_45", "fig1_scale", "table_parity", "family",
-    "lra_fixed_scale", "n_under_padding", "physics_poly", "seed_sensitivity", "norms_predict", "norm_intervention",
-    "cost", "causal_scaling", "attention_sinks", "seed_article_table", "norm_paradox", "scale_sensitivity",
-    "powers_gradients", "powers_trained", "qk_alternatives", "weight_decay_all", "softmax_saturation", "outliers",
-    "attention_maps", "training_speed", "table2_architectures", "n_windows_channels", "detection_segmentation",
-)
+#: The rows of the intro's verdict table, in order: the register's claims with a ``verdict_row``, decided by
+#: comparisons of runs or by a measurement. A claim's statement, source, chapter and place live in the claim.
+VERDICT_ROWS = verdict_ids()
 
 
 def _rows() -> tuple:

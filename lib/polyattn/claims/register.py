@@ -47,3 +47,40 @@ def any_claim(claim_id: str) -> "RegisteredClaim | MeasuredClaim":
 
 
 __all__ = ["MEASURED", "REGISTER", "any_claim", "claim"]
+
+
+# --- where the book shows each claim: read from the claims' own fields (:class:`polyattn.claims.spec.Claim`) ---
+
+def _every_claim() -> tuple:
+    return (*REGISTER.values(), *MEASURED.values())
+
+
+def _ordered(field_name: str, claims=None) -> tuple[str, ...]:
+    """The ids of the claims with ``field_name`` set, in its order (a place taken twice is an error)."""
+    placed = [(getattr(c, field_name), c.id) for c in (claims if claims is not None else _every_claim())
+              if getattr(c, field_name) is not None]
+    places = [p for p, _ in placed]
+    if len(set(places)) != len(places):
+        twice = sorted({p for p in places if places.count(p) > 1})
+        raise ValueError(f"{field_name} {twice} is given to more than one claim: "
+                         f"{sorted(cid for p, cid in placed if p in twice)}")
+    return tuple(cid for _, cid in sorted(placed))
+
+
+def answer_ids(claims=None) -> tuple[str, ...]:
+    """The claims of the answer table, in the order a reader asks them (their ``answer_row``)."""
+    return _ordered("answer_row", claims)
+
+
+def verdict_ids(claims=None) -> tuple[str, ...]:
+    """The claims of the intro's verdict table, in order (their ``verdict_row``)."""
+    return _ordered("verdict_row", claims)
+
+
+#: The answer table's claims, in order, and the short name each is shown by.
+HEADLINE = answer_ids()
+HEADLINES = {cid: any_claim(cid).headline for cid in HEADLINE}
+#: The verdict table's claims, in order.
+VERDICT_ROWS = verdict_ids()
+#: The forest plot's group of each claim that names one (the others take their chapter's).
+TOPIC_NAMES = {c.id: c.topic for c in _every_claim() if c.topic is not None}

@@ -21,6 +21,7 @@ THM41_1 = MeasuredClaim(
          "reaching $\\sqrt{N}$ to machine precision.",
     scale="$N = 2$ to $512$, 8 random and 8 peaked matrices per $N$; ascents at $N = 2$ to $256$, 300 Adam steps in "
           "float64; book preset, seed 0 (`data/measurements/thm41_softmax_survey.json`)",
+    verdict_row=1,
 )
 
 THM41_2 = MeasuredClaim(
@@ -35,6 +36,7 @@ THM41_2 = MeasuredClaim(
          "02; the search checks it.",
     scale="$N = 2$ to $512$; ascents at $N = 2$ to $256$, 300 Adam steps, 8 restarts, float32 searches re-evaluated in "
           "float64; book preset, seed 0 (`data/measurements/thm41_softmax_survey.json`)",
+    verdict_row=2,
 )
 
 THM42_43 = MeasuredClaim(
@@ -60,6 +62,7 @@ THM42_43 = MeasuredClaim(
           "at $N = 64$, $D = 1$ to $64$ at $N = 128$ (51 unscaled cells); queries and keys sharing $X$ at ViT-B sizes "
           "($N = 196$, $D = 768$, $d = 64$, 24 draws); book preset, seed 0 (`data/measurements/thm42_monte_carlo.json`, "
           "`data/measurements/thm42_correlated_qk.json`)",
+    verdict_row=3,
 )
 
 CRITIQUE7_MATRIX_POWERS = MeasuredClaim(
@@ -76,6 +79,7 @@ CRITIQUE7_MATRIX_POWERS = MeasuredClaim(
     scale="$S = XQK^\\top X^\\top/\\sqrt{d}$ with $D = 64$, $d = 16$, $N = 16$ to $1024$, 64 draws per $N$, $p = 1, 2, 3$, "
           "float64, queries and keys sharing $X$ (and independent, for the prediction $p/2$); book preset, seed 0 "
           "(`data/measurements/matrix_power_readings.json`)",
+    verdict_row=4,
 )
 
 THM44_45 = MeasuredClaim(
@@ -92,6 +96,7 @@ THM44_45 = MeasuredClaim(
     scale="Monte Carlo in float64, 100 draws per cell, $N = 8$ to $256$, $(D, d) = (64, 16)$ and $(64, 64)$, "
           "$p = 1, 2, 3$, $\\sigma_x = 1$, $\\sigma_w = 1/\\sqrt{D}$; keys equal to queries at ViT-B sizes from "
           "`data/measurements/thm42_correlated_qk.json`; book preset, seed 0 (`data/measurements/thm44_monte_carlo.json`)",
+    verdict_row=5,
 )
 
 FIG1_SCALE = MeasuredClaim(
@@ -112,6 +117,7 @@ FIG1_SCALE = MeasuredClaim(
     scale="micro ViT on Fashion-MNIST (not ImageNet) at $N$ = 17, 50, 197 (patches 7, 4, 2 of 28-px images), 3 seeds; "
           "`vit_scale`: $c \\in \\{1/32, 1/8, 1/2, 2, 8\\}$, 1,000 images, 5 epochs; `vit_scale_long`: "
           "$c \\in \\{1/8, 1/2, 2, 8, 32\\}$, 20,000 images (10,000 at $N = 197$), 10 epochs; book preset",
+    verdict_row=6,
 )
 
 SEED_SENSITIVITY = MeasuredClaim(
@@ -129,6 +135,7 @@ SEED_SENSITIVITY = MeasuredClaim(
     scale="PINNsFormer `small` (the published attention: $d_{model}$ 32, 2 heads, $N = 5$ tokens), 31 x 31 "
           "collocation grid, L-BFGS steps convection 160, reaction 80, wave 20 (published 500, 500, 1,000), "
           "convection at $\\beta = 30$ instead of 50; 5 seeds of softmax; book preset",
+    verdict_row=12,
 )
 
 NORMS_PREDICT = MeasuredClaim(
@@ -145,6 +152,7 @@ NORMS_PREDICT = MeasuredClaim(
          "activations. The interval over runs and the correlation within an activation are stated, not judged.",
     scale="Table 1 analogue (`vit_table1`): micro ViT, 13 activations x 5 seeds, 5,000 Fashion-MNIST images (not "
           "Tiny-ImageNet), 6 epochs; book preset",
+    verdict_row=13,
 )
 
 COST = MeasuredClaim(
@@ -158,6 +166,7 @@ COST = MeasuredClaim(
     scale="one CPU thread; attention at N = 64 to 8,192, causal masks, a micro ViT and the LRA classifier; the "
     "machine's own numbers, never committed",
     machine_dependent=True,
+    verdict_row=15,
 )
 
 NORM_PARADOX = MeasuredClaim(
@@ -183,6 +192,7 @@ NORM_PARADOX = MeasuredClaim(
     scale="Table 1 analogue (`vit_table1`): micro ViT, 13 activations x 5 seeds, 5,000 Fashion-MNIST images "
           "(not Tiny-ImageNet), 6 epochs, $N = 50$ tokens with CLS; book preset; the paper's $x/16$ (on "
           "Tiny-ImageNet, $16 = \\sqrt{256}$) is $x/\\sqrt{N}$ here",
+    verdict_row=19,
 )
 
 SCALE_SENSITIVITY = MeasuredClaim(
@@ -200,6 +210,7 @@ SCALE_SENSITIVITY = MeasuredClaim(
     scale="scale sweep (`vit_scale`): micro ViT, $c\\,x^3$ for $c \\in \\{1/32, 1/8, 1/2, 2, 8\\}$ at $N$ = 17, "
           "50, 197, 3 seeds, 1,000 Fashion-MNIST images, 5 epochs (far from convergence); book preset; the paper's "
           "Tiny-ImageNet sweep is not published",
+    verdict_row=20,
 )
 
 POWERS_GRADIENTS = MeasuredClaim(
@@ -219,6 +230,7 @@ POWERS_GRADIENTS = MeasuredClaim(
     scale="short retrainings (`critique_short_retrain`) of Table 1's micro ViT and recipe, one per activation, "
           "seed 0, 2,000 Fashion-MNIST images, 2 epochs, measured on 128 (gradients) or 500 (outliers, maps) "
           "test images; book preset; not the paper's ViTs on ImageNet, nor models trained to convergence",
+    verdict_row=21,
 )
 
 SOFTMAX_SATURATION = MeasuredClaim(
@@ -236,6 +248,7 @@ SOFTMAX_SATURATION = MeasuredClaim(
           "seed 0, 2,000 Fashion-MNIST images, 2 epochs, measured on 128 (gradients) or 500 (outliers, maps) "
           "test images; book preset; not the paper's ViTs on ImageNet, nor models trained to convergence; "
           "random scores: $N = 196$, $D = 64$, 16 draws per spread",
+    verdict_row=25,
 )
 
 OUTLIERS = MeasuredClaim(
@@ -254,6 +267,7 @@ OUTLIERS = MeasuredClaim(
     scale="short retrainings (`critique_short_retrain`) of Table 1's micro ViT and recipe, one per activation, "
           "seed 0, 2,000 Fashion-MNIST images, 2 epochs, measured on 128 (gradients) or 500 (outliers, maps) "
           "test images; book preset; not the paper's ViTs on ImageNet, nor models trained to convergence",
+    verdict_row=26,
 )
 
 ATTENTION_MAPS = MeasuredClaim(
@@ -269,6 +283,7 @@ ATTENTION_MAPS = MeasuredClaim(
     scale="short retrainings (`critique_short_retrain`) of Table 1's micro ViT and recipe, one per activation, "
           "seed 0, 2,000 Fashion-MNIST images, 2 epochs, measured on 128 (gradients) or 500 (outliers, maps) "
           "test images; book preset; not the paper's ViTs on ImageNet, nor models trained to convergence",
+    verdict_row=27,
 )
 
 N_WINDOWS_CHANNELS = MeasuredClaim(
@@ -287,6 +302,7 @@ N_WINDOWS_CHANNELS = MeasuredClaim(
          "at this power otherwise; inconclusive at this scale without a pair of runs.",
     scale="timm Swin and XCiT at micro size, 2,000 Fashion-MNIST images, 5 epochs, 3 seeds (`architectures_table2`), "
           "book preset; $N$ also read for the paper preset's Swin-T and XCiT-S12 at 224 px",
+    verdict_row=30,
 )
 
 TRAINING_SPEED = MeasuredClaim(
@@ -318,6 +334,7 @@ TRAINING_SPEED = MeasuredClaim(
           "($\\beta = 30$) at 160 and 500 L-BFGS steps, 5 and 3 seeds; book preset. The tiers of the ViT differ in "
           "more than the budget (patch, model, batch); the character language models are left out, trained at one "
           "budget only",
+    verdict_row=28,
 )
 
 #: Every measured claim, by id, in the order of the verdict table.

@@ -12,40 +12,10 @@ from typing import Iterable, Optional
 from ..numbers import fixed, p_relation, p_value, percent, significant
 from ..numbers import interval as bracket
 from .evaluate import ClaimVerdict, ComparisonResult
+from .register import HEADLINE, HEADLINES, TOPIC_NAMES, answer_ids  # noqa: F401  (HEADLINE(S) read from here)
 
-#: The claims of the answer table, in the order a reader asks them (those with stored runs); at most
-#: twenty, one screen.  ``mqar_long`` (recall with ten times the training, where softmax itself mostly
-#: stays at the copy plateau) is told in the answer's recall finding and chapter 07: ``mqar_recall``,
-#: the setting where softmax learns recall, asks its question in the table.
-HEADLINE = ("table_parity", "norm_intervention", "converged_scale_needed", "converged_unclipped", "quadratic",
-            "unclipped_parity", "unclipped_scale_needed", "clipping_as_alternative",
-            "qk_norm", "family", "table2_architectures", "detection_segmentation", "lra_fixed_scale", "lra_long",
-            "physics_poly", "physics_long", "lm_vs_softmax", "nope_lm", "mqar", "mqar_recall")
-
-#: The answer table's short name of each of its claims (the full statement is in the verdict table and
-#: the claim's section): short enough that a row of the table fits on one line of the page.
-HEADLINES = {
-    "table_parity": "x³/√N matches softmax (ViT, Tables 1/2)",
-    "norm_intervention": "The √N bound is why softmax trains well",
-    "converged_scale_needed": "Unscaled x³ is worse (converged ViT)",
-    "converged_unclipped": "Unclipped: x³/√N matches, x³ is worse",
-    "quadratic": "x²/√N or learned-scale x² matches softmax",
-    "unclipped_parity": "Unclipped, the scaled cubes match softmax",
-    "unclipped_scale_needed": "Unclipped, unscaled x³ is worse",
-    "clipping_as_alternative": "Clipping is what keeps x³ trainable",
-    "qk_norm": "QK-norm does the 1/√N factor's job",
-    "family": "Other softmax alternatives match it",
-    "table2_architectures": "x³ matches on ViT, DeiT, Swin, XCiT",
-    "detection_segmentation": "x³ matches on detection, segmentation",
-    "lra_fixed_scale": "x³/14 matches on Long Range Arena",
-    "lra_long": "LRA gaps close with longer training",
-    "physics_poly": "x³/√N matches in PINNsFormer",
-    "physics_long": "PINNsFormer convection, 500 steps",
-    "lm_vs_softmax": "Cubic language models match softmax",
-    "nope_lm": "Without positions, cubic LMs are worse",
-    "mqar": "Cubic variants match on recall (MQAR)",
-    "mqar_recall": "MQAR where softmax learns: cubics match",
-}
+#: ``HEADLINE`` and ``HEADLINES``, the answer table's claims in order and their short names, are read from
+#: the claims themselves (``answer_row`` and ``headline``, :class:`polyattn.claims.spec.Claim`).
 
 #: The chapter each claim's section lives in, for links.
 CHAPTER_TITLES = {"03_norms": "chapter 03", "04_vit": "chapter 04", "05_lra": "chapter 05", "06_physics": "chapter 06",
@@ -299,14 +269,16 @@ def comparison_rows(v: ClaimVerdict) -> list[dict]:
     return rows
 
 
-def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, pending: bool = False) -> list[dict]:
-    """The answer table: one line per claim with stored runs, its short name (:data:`HEADLINES`) and
+def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Optional[Iterable[str]] = None,
+                pending: bool = False) -> list[dict]:
+    """The answer table (``ids``; default the claims with an ``answer_row``): one line per claim with stored
+    runs, its short name (its ``headline``) and
     statement, its verdict word and key number, with its comparison (``key number``) and in short
     (``short key``: the comparison is named only when the claim has several primary comparisons and
     no deciding tier, so that a reader knows which one it is).  With ``pending``, a claim whose planned
     runs are none of them stored is a row too, its verdict "pending" (else it is left out)."""
     rows = []
-    for cid in ids:
+    for cid in answer_ids() if ids is None else ids:
         v = verdicts.get(cid)
         if v is None:
             continue
@@ -314,7 +286,7 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         if key is None:
             if pending and v.form == "pending":
                 planned = sum(r.planned for r in v.comparisons if r.comparison.role == "primary")
-                rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
+                rows.append({"id": cid, "claim": v.claim.headline or v.claim.statement, "statement": v.claim.statement,
                              "verdict": "pending", "key number": f"0 of {planned} planned pairs stored",
                              "short key": f"0 of {planned} planned pairs stored", "chapter": v.claim.chapter,
                              "late": False, "interim": False})
@@ -322,7 +294,7 @@ def answer_rows(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE
         primaries = {r.comparison.label for r in v.comparisons if r.comparison.role == "primary"}
         named = len(primaries) > 1 and not v.claim.deciding_tier or key.comparison.role != "primary"
         number_ = key_cell(key)
-        rows.append({"id": cid, "claim": HEADLINES.get(cid, v.claim.statement), "statement": v.claim.statement,
+        rows.append({"id": cid, "claim": v.claim.headline or v.claim.statement, "statement": v.claim.statement,
                      "verdict": v.form, "key number": f"{key.comparison.label}: {number_}",
                      "short key": f"{short_label(key.comparison.label)}: {number_}" if named else number_,
                      "chapter": v.claim.chapter, "late": bool(v.claim.registered_after or v.claim.chance_registered_after
@@ -344,7 +316,7 @@ def section_link(claim_id: str, text: str) -> str:
     return f"{{ref}}`{text} <{section_label(claim_id)}>`"
 
 
-def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Iterable[str] = HEADLINE, links: bool = True,
+def answer_markdown(verdicts: dict[str, ClaimVerdict], ids: Optional[Iterable[str]] = None, links: bool = True,
                     short: bool = True) -> str:
     """The answer table as Markdown, one row per claim: its short name (:data:`HEADLINES`; with
     ``short=False`` its full statement), verdict and key number.  With ``links`` the claim links to the
@@ -441,12 +413,8 @@ def short_label(label: str) -> str:
     return re.sub(r"\s*\([^)]* [^)]*\)", "", label).strip()
 
 
-#: A short name of each claim's experiment, for the forest plot's rows.
-TOPICS = {"table_parity": "ViT", "quadratic": "ViT", "family": "ViT", "unclipped_parity": "ViT",
-          "unclipped_scale_needed": "ViT", "converged_scale_needed": "ViT", "table2_architectures": "timm",
-          "detection_segmentation": "Mask R-CNN", "lra_fixed_scale": "LRA", "lra_long": "LRA", "physics_poly": "PINN",
-          "physics_long": "PINN", "lm_vs_softmax": "char LM", "nope_lm": "char LM", "mqar": "MQAR", "mqar_long": "MQAR",
-          "mqar_recall": "MQAR"}
+#: A short name of each claim's experiment, for the forest plot's rows (the claims' ``topic``).
+TOPICS = TOPIC_NAMES
 
 #: The experiment of a claim not named in :data:`TOPICS`, by the chapter that checks it.
 CHAPTER_TOPICS = {"03_norms": "ViT", "04_vit": "ViT", "05_lra": "LRA", "06_physics": "PINN", "07_causal": "char LM",
@@ -455,4 +423,4 @@ CHAPTER_TOPICS = {"03_norms": "ViT", "04_vit": "ViT", "05_lra": "LRA", "06_physi
 
 def topic_of(claim) -> str:
     """The short name of the experiment a claim's comparisons come from, for the forest plot's rows."""
-    return TOPICS.get(claim.id) or CHAPTER_TOPICS.get(claim.chapter) or claim.chapter.split("_", 1)[-1]
+    return claim.topic or CHAPTER_TOPICS.get(claim.chapter) or claim.chapter.split("_", 1)[-1]

@@ -13,8 +13,8 @@ from typing import Iterable, Optional
 
 from ..numbers import significant
 from .evaluate import ClaimVerdict, arm_runs
-from .register import REGISTER
-from .report import HEADLINE, section_link
+from .register import REGISTER, answer_ids
+from .report import section_link
 from .spec import RegisteredClaim
 
 #: Each grid a claim reads, as the chapters call it.
@@ -146,7 +146,8 @@ def scope_row(verdict: ClaimVerdict, root: Optional[Path] = None, preset: str = 
 def scope_rows(verdicts: dict[str, ClaimVerdict], root: Optional[Path] = None, preset: str = "book") -> list[dict]:
     """One row per registered claim with stored runs: the answer table's claims first, in its order,
     then the rest of the register's."""
-    order = [c for c in HEADLINE if c in verdicts] + [c for c in REGISTER if c in verdicts and c not in HEADLINE]
+    answer = answer_ids()
+    order = [c for c in answer if c in verdicts] + [c for c in REGISTER if c in verdicts and c not in answer]
     order += [c for c in verdicts if c not in order]
     rows = [scope_row(verdicts[c], root, preset) for c in order]
     return [r for r in rows if r is not None]

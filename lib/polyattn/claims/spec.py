@@ -138,11 +138,36 @@ def vs(grid: str, candidate: dict, baseline: dict, cid: str, label: str, expect:
 
 
 @dataclass(frozen=True)
-class RegisteredClaim:
+class Claim:
+    """What every claim carries, whether comparisons of runs decide it (:class:`RegisteredClaim`) or a
+    measurement (:class:`MeasuredClaim`): its id, statement, source and chapter, and where the book
+    shows it.  The answer table, the verdict table and the forest plot's groups are read from these
+    fields (:mod:`polyattn.claims.register`), never kept as lists of their own."""
+
     id: str
     statement: str  # the claim in words (Markdown with maths)
     source: str  # paper section or reviewer
     chapter: str  # "NN_name"
+    #: the answer table's short name (at most 42 characters: one line of the table); None: not in it
+    headline: Optional[str] = field(default=None, kw_only=True)
+    #: the claim's place in the answer table, in the order a reader asks (needs a headline)
+    answer_row: Optional[int] = field(default=None, kw_only=True)
+    #: the claim's place in the intro's verdict table; None: not in it
+    verdict_row: Optional[int] = field(default=None, kw_only=True)
+    #: the short name of its experiment for the forest plot's groups ("ViT", "MQAR"); None: its chapter's
+    topic: Optional[str] = field(default=None, kw_only=True)
+
+    def __post_init__(self):
+        if (self.headline is None) != (self.answer_row is None):
+            raise ValueError(f"claim {self.id!r}: a claim in the answer table needs both a headline and an "
+                             f"answer_row (got headline {self.headline!r}, answer_row {self.answer_row!r})")
+        if self.headline is not None and len(self.headline) > 42:
+            raise ValueError(f"claim {self.id!r}: the headline {self.headline!r} is longer than 42 characters; "
+                             "shorten it so that its row fits on one line")
+
+
+@dataclass(frozen=True)
+class RegisteredClaim(Claim):
     comparisons: tuple
     margin: float  # in the metric's display units (points of accuracy, bits/char, ...)
     alpha: float = 0.05
@@ -176,6 +201,7 @@ class RegisteredClaim:
     gate_registered_after: Optional[str] = None
 
     def __post_init__(self):
+        super().__post_init__()
         if self.registered is not None:
             try:
                 date.fromisoformat(self.registered)
@@ -240,17 +266,13 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class MeasuredClaim:
+class MeasuredClaim(Claim):
     """A claim decided by a measurement rather than by paired comparisons of runs: a theorem checked
     numerically, probes read from stored runs, a cost.  ``measure`` names the library function
     (``"module:function"`` under :mod:`polyattn`) that reads the records or computes, and returns a
     :class:`Finding`; ``rule`` says in words how its numbers decide the form (thresholds fixed in
     that module), so a reader can recompute the row with their own script."""
 
-    id: str
-    statement: str
-    source: str
-    chapter: str
     measure: str
     rule: str
     #: measured on the machine that builds the book (timings): never written into the README
@@ -261,6 +283,7 @@ class MeasuredClaim:
     notes: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
+        super().__post_init__()
         if self.measure.count(":") != 1:
             raise ValueError(f"claim {self.id!r}: measure must read 'module:function', got {self.measure!r}")
 

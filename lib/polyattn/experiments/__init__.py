@@ -2,7 +2,20 @@
 :func:`polyattn.runs.load_or_run_all`.  Importing this package registers every grid in
 :data:`polyattn.grids.GRIDS` (``GRIDS`` here is that registry)."""
 from ..grids import GRIDS, register
-from . import architectures, causal, causal_rope, critiques, detection, lra, mqar, mqar_decide, physics, short_retrain, vit, vit_marked
+from . import (
+    architectures,
+    causal,
+    causal_rope,
+    critiques,
+    detection,
+    lra,
+    mqar,
+    mqar_decide,
+    physics,
+    short_retrain,
+    vit,
+    vit_marked,
+)
 
 for _name, _grid in {
     "vit_table1": vit.table1,

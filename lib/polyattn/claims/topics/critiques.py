@@ -30,6 +30,7 @@ POWERS_TRAINED = RegisteredClaim(
     registered_after="the powers runs were stored before this claim was registered (the chapter first read "
                      "them as a slope)",
     scale=_VIT_SCALE + ", gradient clipping at norm 1",
+    verdict_row=22,
 )
 
 
@@ -63,10 +64,12 @@ def _wd(grid: str, tier: str, what: str):
     )
 
 
-def _clipped_and_not(cid: str, statement: str, comparisons: tuple, runs: str, registered: str) -> RegisteredClaim:
-    """An alternative to the factor judged on both readings of Table 1's recipe, every tier counting."""
+def _clipped_and_not(cid: str, statement: str, comparisons: tuple, runs: str, registered: str,
+                     **shown) -> RegisteredClaim:
+    """An alternative to the factor judged on both readings of Table 1's recipe, every tier counting
+    (``shown``: where the book shows it, :class:`polyattn.claims.spec.Claim`'s fields)."""
     return RegisteredClaim(
-        cid, statement, "review ICLR 2026", "09_critiques", comparisons=comparisons, registered=registered,
+        cid, statement, "review ICLR 2026", "09_critiques", comparisons=comparisons, registered=registered, **shown,
         margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_LATE,
         registered_after=f"the clipped and unclipped {runs} runs were stored before this claim was registered; "
                          "both readings count",
@@ -79,14 +82,14 @@ QK_ALTERNATIVES = _clipped_and_not(
     "Weight decay on the query and key projections, or a length-aware initialisation, does what the "
     "$1/\\sqrt{N}$ factor does: with it the unscaled $x^3$ matches $x^3/\\sqrt{N}$",
     (*_qk(_QK_CLIP, "clipped", "clipped"), *_qk(_QK_FREE, "unclipped", "unclipped")), "Q/K-control",
-    registered="2026-12-02")
+    registered="2026-12-02", verdict_row=23)
 
 WEIGHT_DECAY_ALL = _clipped_and_not(
     "weight_decay_all",
     "A stronger weight decay of every weight matrix does for the unscaled $x^3$ what the $1/\\sqrt{N}$ "
     "factor does: at decay 0.5 it matches $x^3/\\sqrt{N}$",
     (*_wd(_WD_CLIP, "clipped", "clipped"), *_wd(_WD_FREE, "unclipped", "unclipped")), "weight-decay",
-    registered="2026-12-02")
+    registered="2026-12-02", verdict_row=24)
 
 # --- the alternatives without gradient clipping (the paper does not clip) ----------------------------------
 CLIPPING_AS_ALTERNATIVE = RegisteredClaim(
@@ -105,6 +108,7 @@ CLIPPING_AS_ALTERNATIVE = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_VIT_SCALE,
+    headline="Clipping is what keeps x³ trainable", answer_row=8,
 )
 
 QK_CONTROLS_UNCLIPPED = RegisteredClaim(
@@ -163,6 +167,7 @@ QK_NORM = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_UNCLIPPED_SCALE,
+    headline="QK-norm does the 1/√N factor's job", answer_row=9,
 )
 
 # --- each alternative against the unscaled cube it is meant to rescue (unclipped) ----------------------------

@@ -55,6 +55,7 @@ TABLE_PARITY = RegisteredClaim(
                      "spread needing about 30 seeds a cell, was written down after all three tiers were stored",
     scale="micro and mini ViTs on Fashion-MNIST, " + CLIPPED + ", book preset",
     notes=(ABLATED_NOTE,),
+    headline="x³/√N matches softmax (ViT, Tables 1/2)", answer_row=1, verdict_row=7, topic="ViT",
 )
 
 FAMILY = RegisteredClaim(
@@ -70,6 +71,7 @@ FAMILY = RegisteredClaim(
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="d8885f6", chance_registered_after=CHANCE_LATE,
     registered_after="the margin was fixed after the Table 1 analogue's runs were stored",
     scale="micro ViT, 5,000 Fashion-MNIST images, 6 epochs, " + CLIPPED + ", book preset",
+    headline="Other softmax alternatives match it", answer_row=10, verdict_row=8, topic="ViT",
 )
 
 # --- Table 2's DeiT-style recipe at the converged tier's scale -------------------------------------------
@@ -111,6 +113,7 @@ CONVERGED_SCALE_NEEDED = RegisteredClaim(
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, " + CLIPPED + ", book preset",
     notes=(ABLATED_NOTE,),
+    headline="Unscaled x³ is worse (converged ViT)", answer_row=3, topic="ViT",
 )
 
 CONVERGED_UNCLIPPED = RegisteredClaim(
@@ -128,6 +131,7 @@ CONVERGED_UNCLIPPED = RegisteredClaim(
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
     notes=(ABLATED_NOTE,),
+    headline="Unclipped: x³/√N matches, x³ is worse", answer_row=4,
 )
 
 # --- gradient clipping: Table 1's recipe with clip_grad = 0 (the paper does not clip) -------------------
@@ -145,6 +149,7 @@ UNCLIPPED_PARITY = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_TABLE1_UNCLIPPED_SCALE,
+    headline="Unclipped, the scaled cubes match softmax", answer_row=6, topic="ViT",
 )
 
 UNCLIPPED_SCALE_NEEDED = RegisteredClaim(
@@ -158,6 +163,7 @@ UNCLIPPED_SCALE_NEEDED = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_TABLE1_UNCLIPPED_SCALE,
+    headline="Unclipped, unscaled x³ is worse", answer_row=7, topic="ViT",
 )
 
 # --- the quadratic of the paper's latest version, fixed and learned scale -------------------------------
@@ -184,6 +190,7 @@ QUADRATIC = RegisteredClaim(
     registered_after="the Table 1 analogue's x²/√N and softmax runs were stored before this claim was registered; "
                      "the learned-scale and converged comparisons were registered before their runs",
     scale="micro ViT on Fashion-MNIST: 5,000 images for 6 epochs, and all 60,000 for 20; " + CLIPPED + "; book preset",
+    headline="x²/√N or learned-scale x² matches softmax", answer_row=5, topic="ViT",
 )
 
 #: In the order chapter 04 takes them up.

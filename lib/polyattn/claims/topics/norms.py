@@ -40,6 +40,7 @@ NORM_INTERVENTION = RegisteredClaim(
                      "written down after all the runs were stored",
     scale="micro ViT, the converged tier's recipe (all 60,000 Fashion-MNIST images, 20 epochs), " + CLIPPED
           + ", book preset",
+    headline="The √N bound is why softmax trains well", answer_row=2, verdict_row=14,
 )
 
 # registered before the first run of its grid: the intervention without its confounds
