@@ -11,6 +11,8 @@ from pathlib import Path
 from .errors import DatasetMissing
 
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
+#: The ten classes, by label (as the data set's authors name them).
+CLASS_NAMES = ("T-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot")
 FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 INSTALL_HINT = ("Fashion-MNIST is not on this machine. Install it with "
                 "`sudo apt-get install dataset-fashion-mnist` (Debian/Ubuntu), or put the four IDX files "

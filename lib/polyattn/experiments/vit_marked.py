@@ -20,10 +20,10 @@ from ..config import TrainConfig
 from ..data.marked import DEFAULT_SCENES
 from ..presets import seeds_for
 
-#: Scenes, epochs and batch of each preset (test scenes are the same for every run).
+#: Scenes, epochs and batch of each preset (test scenes are the same for every run); the probes replace the epochs.
 MARKED_SCALE = {
     "smoke": dict(train_subset=256, test_subset=128, epochs=1, batch_size=64, warmup_epochs=0.5),
-    "book": dict(train_subset=DEFAULT_SCENES[0], test_subset=DEFAULT_SCENES[1], epochs=10, batch_size=128, warmup_epochs=1.0),
+    "book": dict(train_subset=DEFAULT_SCENES[0], test_subset=DEFAULT_SCENES[1], epochs=30, batch_size=128, warmup_epochs=1.0),
 }
 _COMMON = dict(task="images", dataset="fashion_marked", image_size=56, patch_size=7, model="micro", lr=2e-3,
                weight_decay=0.05, clip_grad=0.0, threads=1)
@@ -32,6 +32,8 @@ MARKED_ACTIVATIONS = ("softmax", "poly:p=3", "poly:p=3,c=1", "uniform")
 PROBE_SEEDS = {"smoke": (0,), "book": (0,)}
 #: The probes' budgets in epochs (the first is :data:`MARKED_SCALE`'s).
 PROBE_EPOCHS = {"smoke": (1,), "book": (10, 30)}
+# The book preset trains for 30 epochs: at 10, softmax's probe ended at the garment-set floor; at 30 it
+# levels off far above it, with uniform attention far behind (chapter 04 shows both probes).
 MARKED_SEEDS = {"smoke": (0,), "book": (0, 1, 2, 3, 4)}
 
 
