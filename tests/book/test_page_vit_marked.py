@@ -25,3 +25,4 @@ def test_the_probe_figure_has_a_panel_per_budget_and_none_without_records():
     fig = mk.probe_figure([_probe("softmax", 10, [0.2, 0.4]), _probe("uniform", 30, [0.2, 0.3])])
     assert [ax.get_title() for ax in fig.axes] == ["10 epochs", "30 epochs"]
     assert mk.gate_band() == "5"
+

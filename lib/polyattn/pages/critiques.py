@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
 from ..measures.critique_outliers import N_BOOT
+from .shown import compact as _compact
 from .shown import fold, glue_keyed
 
 #: The unscaled cube of the reviewers' objections and the paper's x^3/sqrt(N).
@@ -53,16 +54,11 @@ SHORT_DEVIATION = ("; a short retraining of a micro ViT on Fashion-MNIST, not th
 
 #: A table of many short columns in smaller type, so that it fits the page's column.
 SMALL_TYPE = [{"selector": "th, td", "props": "font-size: 0.85em"}]
-#: A table the page shows in its flow: small type, caption included, across the page's column.
-COMPACT = [*SMALL_TYPE, {"selector": "caption", "props": "font-size: 0.85em"}]
 
 
 def compact(table):
-    """A styled table in :data:`COMPACT` form, across the page's column, so that its cells and
-    caption take fewer lines (a Markdown note is returned as it is)."""
-    if not hasattr(table, "set_table_styles"):
-        return table
-    return table.set_table_styles(COMPACT, overwrite=False).set_table_attributes('style="width: 100%"')
+    """:func:`polyattn.pages.shown.compact` across the page's column (a Markdown note as it is)."""
+    return _compact(table, full_width=True)
 
 
 #: The format of each number a section's prose glues, by glue prefix (keys of the finding's numbers).

@@ -33,7 +33,7 @@ import pandas as pd
 from ..analysis import causal as ca
 from ..analysis import length_sweep as ls
 from ..analysis.tables import interval_cell
-from .shown import fold, glue_keyed
+from .shown import compact, fold, glue_keyed  # noqa: F401  (compact: chapter 07 reads it here)
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
@@ -50,19 +50,6 @@ def show(label: str) -> str:
 
 #: Glue each value under its key, for the page's ``{glue:text}`` and ``{glue:md}`` references.
 glue_values = glue_keyed
-
-
-#: Smaller type for the page's tables (many columns at the width of the page).
-SMALL = [{"selector": "th, td", "props": "font-size: 0.85em"}]
-
-
-def compact(table, nowrap: Sequence[str] = ()):
-    """A styled table in smaller type with the columns ``nowrap`` kept on one line; None stays None."""
-    if table is None:
-        return None
-    table = table.set_table_styles(SMALL, overwrite=False)
-    columns = [c for c in nowrap if c in table.data.columns]
-    return table.set_properties(subset=columns, **{"white-space": "nowrap"}) if columns else table
 
 
 def unbroken(text: str) -> str:

@@ -34,6 +34,7 @@ import pandas as pd
 from ..analysis import lra as lra_analysis
 from ..experiments import lra as grids
 from ..labels import LRA_TASKS, LRA_VARIANTS
+from .shown import compact  # noqa: F401  (chapter 05 reads it here)
 
 LABELS = [label for label, _, _ in LRA_VARIANTS]
 TASKS = list(LRA_TASKS)
@@ -110,11 +111,6 @@ def plural(n: int, word: str) -> str:
 def steps_of(config) -> int:
     """Training steps of a config: batches per epoch times epochs."""
     return math.ceil(config.train_subset / config.batch_size) * config.epochs
-
-
-def compact(table):
-    """A table in the smaller font of the page's wide tables (a delivered claim's, for one)."""
-    return table.set_table_styles(SMALL, overwrite=False)
 
 
 def not_run_note(runs: "Runs"):

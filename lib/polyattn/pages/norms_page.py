@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .shown import glue_keyed
+from .shown import compact, glue_keyed  # noqa: F401  (compact: chapter 03 reads it here)
 
 #: The smallest font of any figure text, in points.
 SMALL = 9
@@ -52,11 +52,6 @@ def signed(x: float, digits: int = 2) -> str:
 def plural(n: int, noun: str) -> str:
     """"1 epoch", "6 epochs"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-def compact(table):
-    """A table with many columns, in a smaller type so that it fits the page's column."""
-    return table.set_table_styles([{"selector": "th, td", "props": "font-size: 0.82em"}], overwrite=False)
 
 
 # --- Table 1's runs, read by the norms during training and by the correlation with accuracy ---------

@@ -6,7 +6,10 @@ parts (a ``{glue}`` directive inside a MyST ``{dropdown}``).
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
+
+#: A table shown in the page's flow: small type, caption included.
+COMPACT = [{"selector": "th, td", "props": "font-size: 0.85em"}, {"selector": "caption", "props": "font-size: 0.85em"}]
 
 #: What a fold says where the preset has nothing to show.
 NOTHING = "Nothing to show at this preset: its records are not stored."
@@ -41,3 +44,16 @@ def fold(name: str, shown, empty=None) -> None:
         import matplotlib.pyplot as plt
 
         plt.close(shown)
+
+
+def compact(table, nowrap: Sequence[str] = (), full_width: bool = False):
+    """A styled table in :data:`COMPACT` form (small type, caption included), with the columns ``nowrap``
+    kept on one line and, with ``full_width``, across the page's column; None and a Markdown note are
+    returned as they are."""
+    if table is None or not hasattr(table, "set_table_styles"):
+        return table
+    table = table.set_table_styles(COMPACT, overwrite=False)
+    if full_width:
+        table = table.set_table_attributes('style="width: 100%"')
+    columns = [c for c in nowrap if c in table.data.columns]
+    return table.set_properties(subset=columns, **{"white-space": "nowrap"}) if columns else table
