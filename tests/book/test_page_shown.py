@@ -1,4 +1,5 @@
 """The page kit's table form, shared by every page."""
+
 def test_one_compact_table_form_serves_every_page():
     import pandas as pd
     from IPython.display import Markdown
