@@ -145,3 +145,18 @@ def test_the_position_figure_draws_one_line_per_length_with_pairs():
     fig = ls.position_figure(recs, "x³", "x³/√(i+1)", margin=0.05)
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][-2:] == ["T = 64", "T = 256"]
     assert ls.position_figure(recs[:1], "x³", "x³/√(i+1)") is None
+
+
+def test_the_change_with_length_pairs_each_variant_with_itself_by_seed():
+    import pandas as pd
+
+    from polyattn.analysis import length_sweep as ls
+
+    rows = [{"variant": v, "T": t, "seed": s, "status": "ok", "test_bpc": base + (0.2 if t == 1024 else 0) + 0.01 * s}
+            for v, base in (("softmax", 1.8), ("x³", 1.9)) for t in (64, 1024) for s in range(3)]
+    rows.append({"variant": "x³", "T": 1024, "seed": 3, "status": "ok", "test_bpc": 9.0})  # no T = 64 partner
+    rows.append({"variant": "uniform", "T": 64, "seed": 0, "status": "ok", "test_bpc": 3.2})  # no T = 1024 run
+    changes = ls.change_with_length(pd.DataFrame(rows), 64, 1024).set_index("variant")
+    assert list(changes.index) == ["softmax", "x³"]
+    assert changes.loc["x³", "change"] == pytest.approx(0.2) and changes.loc["x³", "pairs"] == 3
+    assert changes.loc["softmax", "ci_low"] == pytest.approx(0.2)  # identical changes: no spread

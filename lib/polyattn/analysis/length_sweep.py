@@ -129,6 +129,25 @@ def slope_over_log_length(frame: pd.DataFrame, candidate: str, baseline: str, me
             "per_seed": dict(zip(per_seed["seed"], per_seed["slope"]))}
 
 
+def change_with_length(frame: pd.DataFrame, short: int, long: int, metric: str = "test_bpc") -> pd.DataFrame:
+    """Per variant: how its ``metric`` moves from training length ``short`` to ``long``, paired by seed
+    (the same seed at both lengths; runs that diverged drop out): the mean change, its 95% t-interval
+    (NaN below two pairs) and the pairs. Variants without a pair are left out. A gate that asks a model
+    to stay within some distance of its own short-length result reads these changes."""
+    ok = frame[frame["status"] == "ok"]
+    out = []
+    for variant in dict.fromkeys(ok["variant"]):
+        v = ok[ok["variant"] == variant]
+        a = v[v["T"] == short].set_index("seed")[metric]
+        b = v[v["T"] == long].set_index("seed")[metric]
+        d = (b - a).dropna()
+        if len(d):
+            mean, low, high = t_interval(d.to_numpy(dtype=float))
+            out.append({"variant": variant, "change": mean, "ci_low": low, "ci_high": high, "pairs": len(d),
+                        "short": float(a[d.index].mean()), "long": float(b[d.index].mean())})
+    return pd.DataFrame(out, columns=["variant", "change", "ci_low", "ci_high", "pairs", "short", "long"])
+
+
 def sweep_figure(frame: pd.DataFrame, lengths: Optional[Sequence[int]] = None, margin: Optional[float] = None,
                  paired: Sequence[tuple] = PAIRED, chance: Optional[float] = None):
     """Test bits/char at the training length against T per variant (mean over the runs that trained,

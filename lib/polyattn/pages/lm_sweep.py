@@ -76,10 +76,21 @@ def rope_numbers(rope: Runs) -> dict:
     if not rope.loaded:
         return {**out, "ch07_rope_slope_t": rope.missing, "ch07_rope_slope_position": rope.missing}
     frame = ls.sweep_frame(rope.records)
+    out["ch07_rope_change"] = change_text(ls.change_with_length(frame, lengths[0], lengths[-1]), lengths)
     return {**out, "ch07_rope_slope_t": _slope_text(ls.slope_over_log_length(frame, "x³", "x³/√(i+1)"),
                                                     "at two training lengths"),
             "ch07_rope_slope_position": _slope_text(
                 ls.position_slope(rope.records, "x³", "x³/√(i+1)", lengths[-1]), f"at T = {lengths[-1]}")}
+
+
+def change_text(changes: pd.DataFrame, lengths: Sequence[int]) -> str:
+    """Each variant's move from the shortest to the longest training length, paired by seed, in words."""
+    if changes.empty:
+        return f"not yet measured (no seed of any variant is stored at both T = {lengths[0]} and T = {lengths[-1]:,})"
+    return "; ".join(
+        f"{r.variant} {r.short:.3f} → {r.long:.3f}, "
+        f"{interval_cell(r.change, r.ci_low, r.ci_high, '+.3f')} ({r.pairs} seed{'s' if r.pairs != 1 else ''})"
+        for r in changes.itertuples())
 
 
 def rope_figures(rope: Runs, margin: float) -> list:
