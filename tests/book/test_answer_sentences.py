@@ -114,9 +114,13 @@ def test_a_later_design_that_learned_at_a_length_supersedes_the_untested_one(pla
     planted["rope_scale_needed"] = rope
     q2 = questions.answer_sentence(planted, questions.QUESTIONS[1])
     assert "at N = 1,024 (character LM) +0.021" in q2 and "untested" not in q2
-    # where the later design is uninformative too, the earlier untested clause stays
+    # where the later design is uninformative too, it alone says where the answer stops, with the
+    # reason its gate gives
     rope.comparisons[0].result = rope.comparisons[0].outcome = "uninformative"
-    assert "untested beyond N = 64" in questions.answer_sentence(planted, questions.QUESTIONS[1])
+    rope.comparisons[0].gate_reason = "x³/√(i+1) fell 0.20 bits/char behind T = 64 (gate: 0.15)"
+    q2 = questions.answer_sentence(planted, questions.QUESTIONS[1])
+    assert q2.count("untested") == 1 and "untested beyond N = 64" not in q2
+    assert "x³/√(i+1) fell 0.20 bits/char behind T = 64" in q2 or "(gate failed)" in q2
 
 
 def test_a_form_the_rule_adds_later_still_gives_an_answer(planted):

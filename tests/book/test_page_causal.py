@@ -437,3 +437,18 @@ def test_the_probe_table_sets_softmax_beside_the_trigram_and_its_own_shortest_le
     assert abs(first["below the trigram"] - round(ngram_floor(3) - first["test bits/char"], 3)) < 1e-3
     assert (table[table["T"] == table["T"].min()].iloc[:, -1] == 0).all()
     assert lm_sweep.probe_table([]) is None
+
+
+def test_the_growth_reading_says_each_slopes_sign_only_where_its_interval_excludes_zero():
+    from polyattn.pages import lm_sweep
+
+    def slope(lo, hi, seeds=5):
+        return {"slope": (lo + hi) / 2, "ci_low": lo, "ci_high": hi, "seeds": seeds}
+
+    both = lm_sweep.growth_reading(slope(0.01, 0.03), slope(0.02, 0.07))
+    assert both.startswith("Both slopes are positive")
+    one = lm_sweep.growth_reading(slope(-0.01, 0.03), slope(0.02, 0.07))
+    assert "over T is of unresolved sign" in one and "only the slope over position" in one
+    none = lm_sweep.growth_reading(slope(-0.05, -0.01), slope(float("nan"), float("nan"), seeds=1))
+    assert "over T is negative" in none and "over position is not yet measured" in none
+    assert none.endswith("neither shows the growth the theory predicts.")

@@ -138,6 +138,8 @@ def floors(tmp_path, planted_grid):
         ("softmax", "one"): [0.80, 0.81, 0.79], ("poly:p=3", "one"): [0.80, 0.10, 0.11],
         # one of six against six of six: the exact test separates them
         ("softmax", "six"): [0.80] * 6, ("poly:p=3", "six"): [0.79, 0.10, 0.11, 0.10, 0.09, 0.10],
+        # past the floor, but ten points below softmax's own result in the "one" cell
+        ("softmax", "drift"): 0.70, ("poly:p=3", "drift"): 0.70,
     }, seeds=3) + _runs(tmp_path, {("softmax", "six"): [0.80] * 6,
                                   ("poly:p=3", "six"): [0.79, 0.10, 0.11, 0.10, 0.09, 0.10]}, seeds=6))
     return tmp_path
@@ -153,6 +155,23 @@ def test_a_baseline_that_does_not_clear_its_gate_makes_the_comparison_uninformat
     # without the gate the same pairs are judged (equivalent)
     v = evaluate(_claim(_cmp("low", "poly:p=3", "softmax", "equivalent", data="low")), root=floors, preset="smoke")
     assert v.comparisons[0].result == "equivalent"
+
+
+def test_a_baseline_that_drifts_from_its_own_reference_fails_the_gate_and_says_by_how_much(floors):
+    gate = Gate("the planted floor", 30.0, within_of=("dataset", "one", 5.0), within_name="the one cell")
+    r = evaluate(_claim(_cmp("drift", "poly:p=3", "softmax", "equivalent", data="drift", gate=gate)), root=floors,
+                 preset="smoke").comparisons[0]
+    assert r.gate_failed and r.result == "uninformative"
+    assert r.gate_reason.endswith("fell 10.00 points behind the one cell (gate: 5)"), r.gate_reason
+    # a wider tolerance lets the same baseline through, and the pairs are judged
+    wide = Gate("the planted floor", 30.0, within_of=("dataset", "one", 15.0), within_name="the one cell")
+    r = evaluate(_claim(_cmp("drift", "poly:p=3", "softmax", "equivalent", data="drift", gate=wide)), root=floors,
+                 preset="smoke").comparisons[0]
+    assert not r.gate_failed and r.gate_reason == "" and r.result == "equivalent"
+    # a baseline below the floor is named by the floor
+    r = evaluate(_claim(_cmp("low", "poly:p=3", "softmax", "equivalent", data="low", gate=gate)), root=floors,
+                 preset="smoke").comparisons[0]
+    assert r.gate_reason == "no model beat the planted floor"
 
 
 def test_an_arm_split_across_its_floor_is_read_as_counts_with_an_exact_test(floors):

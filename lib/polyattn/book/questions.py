@@ -171,6 +171,9 @@ def _find(verdicts: dict, part: Part):
 def _floor_words(r) -> str:
     """Why an uninformative comparison says nothing: the floor or gate the rule names, else the
     arms' learning as the result records it."""
+    reason = getattr(r, "gate_reason", "")
+    if isinstance(reason, str) and reason:
+        return reason
     gate = getattr(r, "gate", None)
     if isinstance(gate, str) and gate and (getattr(r, "gate_failed", False) or r.result == "uninformative"):
         return f"no model beat {gate.split(' (')[0]}"
@@ -183,11 +186,13 @@ def _floor_words(r) -> str:
     return f"the comparison is {r.result}"
 
 
-def _reach(verdicts: dict, q: Question, n_lead: Optional[int]) -> str:
+def _reach(verdicts: dict, q: Question, n_lead: Optional[int], brief: bool = False) -> str:
     """How far the answer reaches in N: informative comparisons at a longer N with their numbers;
     from the first N where the claims' comparisons are uninformative, "untested beyond N = ...",
     with the reason, unless another reach claim's primary comparison is informative at that N or
-    longer (a later design that learned supersedes one that did not); "" without reach claims."""
+    longer (a later design that learned supersedes one that did not); of several untested designs,
+    the latest (the last in ``q.reach``) speaks; ``brief`` gives the reason as "(gate failed)";
+    "" without reach claims."""
     found, untested = [], []
     for cid in q.reach:
         v = verdicts.get(cid)
@@ -203,11 +208,11 @@ def _reach(verdicts: dict, q: Question, n_lead: Optional[int]) -> str:
             tested = max([n for n, _ in good if n < min(b for b, _ in bad)] + [n_lead or 0]) or None
             untested.append((min(b for b, _ in bad), tested, bad[0][1]))
     clauses = [f"at N = {n:,} ({_model(r).removeprefix('micro ')}) {number(r)}, {result_words(r)}" for n, r in found]
-    for first_bad, tested, r in untested:
+    for first_bad, tested, r in untested[-1:]:
         if any(n >= first_bad for n, _ in found):
             continue
         beyond = f"beyond N = {tested:,}" if tested else f"at N = {first_bad:,}"
-        clauses.append(f"untested {beyond}: {_floor_words(r)}")
+        clauses.append(f"untested {beyond} (gate failed)" if brief else f"untested {beyond}: {_floor_words(r)}")
     return "; ".join(clauses)
 
 
@@ -267,11 +272,12 @@ def _opening(v, key, q: Question, n_lead: Optional[int]) -> str:
 def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
     """The sentence at a level of detail: 0 names the experiment's tier, 1 only the model, 2 also
     drops the parts after the first two, 3 also states only the first failure, without its numbers,
-    4 without its name either (a shorter sentence for a longer register)."""
+    4 without its name either, 5 cites the first part alone, 6 says why the reach stops in two
+    words (a shorter sentence for a longer register)."""
     v = verdicts[q.claim]
     cited = [(p, r) for p, r in found if informative(r)]
     if detail >= 2:
-        cited = cited[:2]
+        cited = cited[:1 if detail >= 5 else 2]
     key = cited[0][1]
     n_lead = sequence_length(key)
     opening = _opening(v, key, q, n_lead)
@@ -287,7 +293,7 @@ def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
         said = "" if all_within or not said else f", {said}"
         numbers.append(f"{p.words} {number(r) if i == 0 else _bare(r)}{said}")
     if all_within:
-        numbers[-1] += f", all {within}"
+        numbers[-1] += f", all {within}" if len(numbers) > 1 else f", {within}"
     # a part still waiting for its pairs is not news; one whose pairs say nothing is
     missing = [p.words for p, r in found if r is not None and r.n >= 2 and not informative(r)]
     tail = _failed(verdicts, q) + ([f"{', '.join(missing)}: no informative pairs"] if missing else [])
@@ -295,7 +301,7 @@ def _sentence(verdicts: dict, q: Question, found: list, detail: int) -> str:
         tail = [re.sub(r" [−+-]?[\d.,]+ \[[^\]]*\][^)]*\)$", ")", t) for t in tail][:1]
     if detail >= 4:  # ... and without naming it
         tail = [t.split(" (")[0] for t in tail]
-    reach = _reach(verdicts, q, n_lead)
+    reach = _reach(verdicts, q, n_lead, brief=detail >= 6)
     scope = scope_words(key, grid_title=detail == 0)
     if n_lead and f"N = {n_lead:,}" in opening:  # said once: the opening names the N already
         scope = scope.replace(f", N = {n_lead:,}", "").replace(f"N = {n_lead:,}, ", "")
@@ -316,7 +322,7 @@ def answer_sentence(verdicts: dict, q: Question) -> str:
     if not any(informative(r) for _, r in found):
         return f"**{ANSWER_WORDS.get(v.form, v.form)}**: no comparison it rests on has two informative pairs yet."
     text = ""
-    for detail in range(5):
+    for detail in range(7):
         text = _sentence(verdicts, q, found, detail)
         if word_count(text) <= MAX_WORDS:
             break

@@ -129,6 +129,8 @@ class ComparisonResult:
     #: the floor the baseline had to clear (its name), and whether it did not
     gate: Optional[str] = None
     gate_failed: bool = False
+    #: why the gate failed, in words ("" while it holds)
+    gate_reason: str = ""
     #: the two-sided Fisher exact p of the learned counts (NaN unless an arm is split)
     counts_p: float = math.nan
     #: a check of this comparison that is open or has no runs, in words ("" when none)
@@ -197,26 +199,33 @@ def compare(comp: Comparison, margin: float, root: Optional[Path] = None, preset
         res.candidate_learned = res.baseline_learned = False  # nothing to improve on: never judged
         res.split = False
     if gate is not None and n and not res.split:
-        res.gate_failed = res.baseline_learned is not True or not _within_own(gate, comp, b_vals, spec, root, preset)
+        moved = _moved_from_own(gate, comp, b_vals, spec, root, preset)
+        tol = gate.within_of[2] if gate.within_of is not None else math.inf
+        res.gate_failed = res.baseline_learned is not True or moved > tol
+        if res.baseline_learned is not True:
+            res.gate_reason = f"no model beat {gate.name.split(' (')[0]}"
+        elif res.gate_failed:
+            base = comp.label.split(" − ", 1)[1].split(",")[0] if " − " in comp.label else "the baseline"
+            res.gate_reason = f"{base} fell {moved:.2f} {unit} behind {gate.within_name} (gate: {tol:g})"
     res.cell_estimates = _cell_estimates(d, cells, margin) if comp.pool_over else None
     res.cells_disagree = _disagree(res.cell_estimates) if comp.pool_over else False
     return res
 
 
-def _within_own(gate: Gate, comp: Comparison, b_vals: np.ndarray, spec: dict, root, preset: str) -> bool:
-    """Whether the baseline lies within the gate's tolerance of its own arm's result with one field
-    changed (``gate.within_of``; True without one, or while that arm has no runs)."""
+def _moved_from_own(gate: Gate, comp: Comparison, b_vals: np.ndarray, spec: dict, root, preset: str) -> float:
+    """How far the baseline lies from its own arm's result with one field changed
+    (``gate.within_of``), in the direction of a worse result: positive when the baseline is worse
+    than its reference; 0.0 without ``within_of``, or while that arm has no runs."""
     if gate.within_of is None:
-        return True
-    field_, value, tol = gate.within_of
+        return 0.0
+    field_, value, _ = gate.within_of
     ref = arm_runs(Arm(comp.baseline.grid, {**comp.baseline.fields, field_: value}), root, preset)
     vals = [final_value(r, comp.metric) for r in ref.records.values() if r["status"] == "ok"]
     if not vals:
-        return True
+        return 0.0
     ref_mean = float(np.mean(_display(np.array(vals), spec, comp.transform)))
-    mean = float(np.mean(b_vals))
-    hib = bool(spec.get("higher_is_better", True))
-    return mean >= ref_mean - tol if hib else mean <= ref_mean + tol
+    worse = float(np.mean(b_vals)) - ref_mean
+    return -worse if spec.get("higher_is_better", True) else worse
 
 
 def _residual_sd(d: np.ndarray, cells: list) -> float:

@@ -61,12 +61,14 @@ class Gate:
     when it is better than ``level`` by more than ``band`` (below it, for a metric where lower is
     better).  ``within_of``: optionally, (field, value, tolerance): the baseline must also be
     within ``tolerance`` of its own arm's result with ``field`` set to ``value`` (the length
-    sweep's baseline within 0.15 bits/char of its T = 64 result)."""
+    sweep's baseline within 0.15 bits/char of its T = 64 result); ``within_name`` names that
+    reference in words ("T = 64")."""
 
     name: str
     level: float
     band: float = 0.0
     within_of: Optional[tuple] = None
+    within_name: str = ""
 
     def __post_init__(self):
         if not self.name.strip():

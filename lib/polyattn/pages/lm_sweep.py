@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..analysis import length_sweep as ls
 from ..analysis.tables import interval_cell, number_cell
+from ..claims import claim
 from ..claims.floors import ngram_floor
 from ..config import TrainConfig
 from .lm_page import Runs, claims_table, training_steps
@@ -22,7 +24,6 @@ from .lm_page import Runs, claims_table, training_steps
 def sweep_figure(sweep: Runs, margin: float):
     """:func:`polyattn.analysis.length_sweep.sweep_figure` for the page, stamped; None while no run
     of the grid has trained."""
-    from ..claims import claim
     from ..plotting import stamp
 
     lengths = sorted({int(c.options["context"]) for c in sweep.grid})
@@ -72,15 +73,40 @@ def rope_numbers(rope: Runs) -> dict:
     lengths = sorted({int(c.options["context"]) for c in rope.grid})
     out = {"ch07_rope_steps": ", ".join(f"{s:,}" for s in steps),
            "ch07_rope_stored": rope.stored if rope.loaded else rope.missing,
-           "ch07_rope_longest": f"{lengths[-1]:,}" if lengths else "the longest length"}
+           "ch07_rope_longest": f"{lengths[-1]:,}" if lengths else "the longest length",
+           "ch07_rope_gate_tolerance": f"{claim('rope_scale_needed').gate.within_of[2]:g}"}
     if not rope.loaded:
-        return {**out, "ch07_rope_slope_t": rope.missing, "ch07_rope_slope_position": rope.missing}
+        return {**out, "ch07_rope_slope_t": rope.missing, "ch07_rope_slope_position": rope.missing,
+                "ch07_rope_change": rope.missing, "ch07_rope_growth_reading": ""}
     frame = ls.sweep_frame(rope.records)
     out["ch07_rope_change"] = change_text(ls.change_with_length(frame, lengths[0], lengths[-1]), lengths)
-    return {**out, "ch07_rope_slope_t": _slope_text(ls.slope_over_log_length(frame, "x³", "x³/√(i+1)"),
-                                                    "at two training lengths"),
-            "ch07_rope_slope_position": _slope_text(
-                ls.position_slope(rope.records, "x³", "x³/√(i+1)", lengths[-1]), f"at T = {lengths[-1]}")}
+    over_t = ls.slope_over_log_length(frame, "x³", "x³/√(i+1)")
+    over_position = ls.position_slope(rope.records, "x³", "x³/√(i+1)", lengths[-1])
+    return {**out, "ch07_rope_slope_t": _slope_text(over_t, "at two training lengths"),
+            "ch07_rope_slope_position": _slope_text(over_position, f"at T = {lengths[-1]}"),
+            "ch07_rope_growth_reading": growth_reading(over_t, over_position)}
+
+
+def growth_reading(over_t: dict, over_position: dict) -> str:
+    """What the two registered slopes of x³ − x³/√(i+1) say, in one sentence: each one's sign where
+    its 95% interval excludes zero, else that its sign is not resolved."""
+    def sign(s: dict) -> str:
+        if not s["seeds"] or not np.isfinite(s["ci_low"]):
+            return "not yet measured"
+        if s["ci_low"] > 0:
+            return "positive"
+        if s["ci_high"] < 0:
+            return "negative"
+        return "of unresolved sign"
+
+    t, pos = sign(over_t), sign(over_position)
+    if t == pos == "positive":
+        return ("Both slopes are positive, the direction the theory predicts: the unscaled cube loses ground "
+                "to the scaled one as T grows and, within a window, as a query sees more keys.")
+    said = f"The slope over T is {t} and the slope over position is {pos}"
+    predicted = [w for w, v in (("over T", t), ("over position", pos)) if v == "positive"]
+    return said + (f"; only the slope {predicted[0]} has the sign the theory predicts." if predicted
+                   else "; neither shows the growth the theory predicts.")
 
 
 def change_text(changes: pd.DataFrame, lengths: Sequence[int]) -> str:
@@ -96,7 +122,6 @@ def change_text(changes: pd.DataFrame, lengths: Sequence[int]) -> str:
 def rope_figures(rope: Runs, margin: float) -> list:
     """The RoPE sweep's figures, each stamped: bits/char against T with the paired differences, and
     x³ − x³/√(i+1) by position in the window; those with nothing stored yet are left out."""
-    from ..claims import claim
     from ..plotting import stamp
 
     if not rope.records:

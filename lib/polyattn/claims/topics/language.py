@@ -118,7 +118,7 @@ _SWEEP_TOLERANCE = 0.15
 #: The sweep's baseline must beat the count-based trigram at every T and stay within the tolerance of its
 #: own T = 64 result: a model at the bigram level learned no attention at that length.
 SWEEP_GATE = Gate(f"{NGRAM_NAMES[3]} (and within {_SWEEP_TOLERANCE:g} bits/char of its own T = 64 result)",
-                  ngram_floor(3), within_of=("options", _at(64)["options"], _SWEEP_TOLERANCE))
+                  ngram_floor(3), within_of=("options", _at(64)["options"], _SWEEP_TOLERANCE), within_name="T = 64")
 
 
 LENGTH_SCALE_NEEDED = RegisteredClaim(
@@ -187,7 +187,7 @@ def rope_at(context: int) -> dict:
 #: The RoPE sweep's baseline must beat the count-based trigram at every T and stay within the tolerance of its
 #: own T = 64 result, as in the position-free sweep.
 ROPE_GATE = Gate(f"{NGRAM_NAMES[3]} (and within {_SWEEP_TOLERANCE:g} bits/char of its own T = 64 result)",
-                 ngram_floor(3), within_of=("options", rope_at(64)["options"], _SWEEP_TOLERANCE))
+                 ngram_floor(3), within_of=("options", rope_at(64)["options"], _SWEEP_TOLERANCE), within_name="T = 64")
 _SEEDS_NOTE = ("5 seeds planned: the paired differences of the character models that learned (causal_charlm, "
                "causal_charlm_nope) spread by 0.02 to 0.06 bits/char, at which 3 to 6 pairs decide a difference of "
                "zero or of twice the 0.05 margin (the design table on the status page)")
