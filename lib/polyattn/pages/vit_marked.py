@@ -98,3 +98,67 @@ def probe_figure(records: Sequence[dict], preset: str = "book"):
     plotting.stamp(axes[0][-1], preset, "one seed a line", loc="upper left").set_fontsize(FONT)
     fig.tight_layout()
     return fig
+
+
+def marked_runs() -> list[dict]:
+    """The stored records of the claim's own grid, ``vit_marked`` (book preset)."""
+    from ..experiments import vit_marked
+
+    return book_runs(vit_marked.marked)
+
+
+def final_accuracies(records: Sequence[dict]) -> dict[str, dict[int, float]]:
+    """Each arm's final test accuracy (%) by seed, arms in the grid's order; runs that did not end
+    ``ok`` are left out."""
+    from ..experiments.vit_marked import MARKED_ACTIVATIONS
+
+    out: dict[str, dict[int, float]] = {arm: {} for arm in MARKED_ACTIVATIONS}
+    for r in records:
+        curve = _curve(r)
+        if r.get("status") == "ok" and curve and r["config"]["activation"] in out:
+            out[r["config"]["activation"]][int(r["config"]["seed"])] = curve[-1]
+    return out
+
+
+def marked_values(records: Sequence[dict]) -> dict[str, str]:
+    """``ch04_marked_means``: each arm's mean final test accuracy with its seeds, in words ("not run"
+    for an arm with none); ``ch04_marked_margin``: the claim's registered margin (points)."""
+    from ..claims import claim
+
+    parts = []
+    for arm, by_seed in final_accuracies(records).items():
+        vals = list(by_seed.values())
+        said = (f"{number_cell(sum(vals) / len(vals), '.1f')}% ({len(vals)} seed{'s' if len(vals) != 1 else ''})"
+                if vals else "not run")
+        parts.append(f"{name(arm)} {said}")
+    return {"ch04_marked_means": "; ".join(parts), "ch04_marked_margin": f"{claim('marked_garment').margin:g}"}
+
+
+def marked_figure(records: Sequence[dict], preset: str = "book"):
+    """Final test accuracy of each arm of ``vit_marked``, one dot a seed and a bar at the mean, with the
+    garment-set floor and chance; None without records."""
+    import matplotlib.pyplot as plt
+
+    from .. import plotting
+
+    finals = {arm: v for arm, v in final_accuracies(records).items() if v}
+    if not finals:
+        return None
+    fig, ax = plt.subplots(figsize=(min(WIDTH, 6.4), 3.0))
+    for i, (arm, by_seed) in enumerate(finals.items()):
+        vals = list(by_seed.values())
+        color = plotting.activation_color(arm)
+        ax.scatter([i] * len(vals), vals, color=color, s=18, zorder=3)
+        ax.hlines(sum(vals) / len(vals), i - 0.3, i + 0.3, color=color, lw=2)
+    ax.axhline(garment_set_floor(), color="grey", ls="--", lw=1, label="garment-set floor")
+    ax.axhline(10.0, color="grey", ls=":", lw=1, label="chance")
+    ax.set_xticks(range(len(finals)), [name(a).replace(" (attention ablated)", "\n(ablated)") for a in finals],
+                  fontsize=FONT)
+    ax.set_xlim(-0.6, len(finals) - 0.4)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.legend(fontsize=FONT, frameon=False, loc="lower left")
+    plotting.stamp(ax, preset, "dots: seeds; bars: means", loc="upper right").set_fontsize(FONT)
+    fig.tight_layout()
+    return fig
