@@ -52,9 +52,11 @@ class Question:
 QUESTIONS = (
     Question(r"Does $x^3/\sqrt{N}$ match softmax?", "table_parity",
              (Part("table_parity", "converged", "x³/√N − softmax"),
+              Part("marked_garment", "cube_sqrt_n", "where attention is needed (marked garment, N = 65)"),
               Part("converged_unclipped", "cube_sqrt_n", "unclipped"))),
     Question(r"Is the $1/\sqrt{N}$ factor needed?", "converged_scale_needed",
              (Part("converged_scale_needed", "cube_vs_scaled_converged", "x³ − x³/√N"),
+              Part("marked_garment", "cube_vs_scaled", "marked garment"),
               Part("converged_unclipped", "cube_vs_scaled", "unclipped")),
              reach=("length_scale_needed", "rope_scale_needed"), per_length=True),
     Question("Does the norm bound explain softmax?", "norm_intervention",
