@@ -16,8 +16,9 @@ import math
 import textwrap
 from pathlib import Path
 
-#: The width of the book's text column, in CSS pixels (96 to the inch): the figure is drawn at it.
-WIDTH_PX = 784
+#: The width the figure is drawn at, in CSS pixels (96 to the inch): the figures' width
+#: (:data:`polyattn.plotting.COLUMN_PX`), a little inside the book's text column.
+WIDTH_PX = 768
 #: The smallest type in the figure, in points at that width.
 MIN_PT = 9.0
 #: Grey for rows that test nothing (a gate or a check failed, no pairs yet).
