@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from polyattn.pages import activations as page  # noqa: E402
+from polyattn.studies.activations import page
 
 
 def _table(styler) -> pd.DataFrame:

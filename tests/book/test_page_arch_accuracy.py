@@ -9,8 +9,8 @@ from support.arch_runs import VERDICT_WORDS, planted_runs, table_cells  # noqa: 
 from support.ci import require_module  # noqa: E402
 
 from polyattn.analysis import architectures as arch  # noqa: E402
-from polyattn.pages import arch_accuracy as page  # noqa: E402
-from polyattn.pages.arch_page import FONT  # noqa: E402
+from polyattn.studies.architectures import accuracy as page
+from polyattn.studies.architectures.page import FONT  # noqa: E402
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 from support.arch_runs import arch_record  # noqa: E402
 from support.ci import require_module  # noqa: E402
 
-from polyattn.pages import arch_detection as page  # noqa: E402
+from polyattn.studies.architectures import detection as page
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

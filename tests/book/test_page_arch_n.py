@@ -3,7 +3,7 @@ built models, and XCiT's check read as people read numbers."""
 from support.arch_runs import table_cells
 from support.ci import require_module
 
-from polyattn.pages import arch_n as page
+from polyattn.studies.architectures import n as page
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

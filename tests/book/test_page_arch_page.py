@@ -13,8 +13,9 @@ from support.ci import require_module  # noqa: E402
 
 from polyattn.book.deliver import styled  # noqa: E402
 from polyattn.experiments.architectures import table2  # noqa: E402
-from polyattn.pages import arch_accuracy, arch_readings  # noqa: E402
-from polyattn.pages import arch_page as page  # noqa: E402
+from polyattn.studies.architectures import accuracy as arch_accuracy
+from polyattn.studies.architectures import page
+from polyattn.studies.architectures import readings as arch_readings
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

@@ -11,7 +11,7 @@ from support.ci import require_module  # noqa: E402
 
 from polyattn.analysis import architectures as arch  # noqa: E402
 from polyattn.claims.spec import Finding  # noqa: E402
-from polyattn.pages import arch_readings as page  # noqa: E402
+from polyattn.studies.architectures import readings as page
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

@@ -3,7 +3,7 @@ pooled comparison above its four architectures' cells."""
 from support.arch_runs import delivered_claim, planted_result
 from support.ci import require_module
 
-from polyattn.pages import arch_table2 as page
+from polyattn.studies.architectures import table2 as page
 
 require_module("timm", "pip install timm==1.0.29, as in requirements.txt")
 

@@ -12,14 +12,14 @@ from polyattn.analysis import recall as recall_levels
 from polyattn.config import TrainConfig
 from polyattn.experiments import causal
 from polyattn.labels import CHARLM_VARIANTS
-from polyattn.pages import lm_bpc as bp
-from polyattn.pages import lm_lengths as lp
-from polyattn.pages import lm_page as pg
-from polyattn.pages import lm_samples as sa
-from polyattn.pages import lm_setup as su
-from polyattn.pages import lm_sinks as sk
-from polyattn.pages import lm_sweep as sw
 from polyattn.results import config_dict
+from polyattn.studies.causal import bpc as bp
+from polyattn.studies.causal import lengths as lp
+from polyattn.studies.causal import page as pg
+from polyattn.studies.causal import samples as sa
+from polyattn.studies.causal import setup as su
+from polyattn.studies.causal import sinks as sk
+from polyattn.studies.causal import sweep as sw
 
 matplotlib.use("Agg")
 
@@ -239,7 +239,7 @@ def test_nothing_is_loaded_under_a_preset_that_trains_nothing():
 
 def test_mqar_long_numbers_name_the_variants_with_more_recall_than_softmax():
     from polyattn.experiments import mqar
-    from polyattn.pages import recall as rp
+    from polyattn.studies.causal import recall as rp
 
     grid = mqar.causal_mqar_long("smoke")
     names = [f"acc_{n}" for n, *_ in recall_levels.levels(grid[0])]
@@ -355,7 +355,7 @@ def test_a_folded_block_gets_a_note_when_there_is_nothing_to_show_and_a_figure_i
 
 def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_each_seed():
     from polyattn.experiments import mqar
-    from polyattn.pages import recall as rp
+    from polyattn.studies.causal import recall as rp
 
     grid = mqar.causal_mqar_recall("smoke", seeds=[0, 1])
     names = [f"acc_{n}" for n, *_ in recall_levels.levels(grid[0])]
@@ -392,7 +392,7 @@ def test_the_recall_section_counts_the_seeds_above_the_plateau_band_and_draws_ea
 def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch):
     import polyattn.runs
     from polyattn.experiments import mqar
-    from polyattn.pages import recall as rp
+    from polyattn.studies.causal import recall as rp
 
     grid = mqar.causal_mqar_probe("book")
     small = grid[0]
@@ -408,7 +408,7 @@ def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch
 
 def test_the_position_free_sweep_is_set_beside_the_count_based_floors():
     from polyattn.claims.floors import ngram_floor
-    from polyattn.pages import lm_sweep
+    from polyattn.studies.causal import sweep as lm_sweep
 
     def rec(t, bpc):
         return {"status": "ok", "config": {"options": {"context": t}}, "metrics": [{"test_bpc": bpc}]}
@@ -423,7 +423,7 @@ def test_the_position_free_sweep_is_set_beside_the_count_based_floors():
 def test_the_probe_table_sets_softmax_beside_the_trigram_and_its_own_shortest_length():
     from polyattn.claims.floors import ngram_floor
     from polyattn.experiments import causal_rope
-    from polyattn.pages import lm_sweep
+    from polyattn.studies.causal import sweep as lm_sweep
 
     grid = causal_rope.length_probe("smoke")
     records = [{"status": "ok", "config": {**c.__dict__, "options": dict(c.options)},
@@ -440,7 +440,7 @@ def test_the_probe_table_sets_softmax_beside_the_trigram_and_its_own_shortest_le
 
 
 def test_the_growth_reading_says_each_slopes_sign_only_where_its_interval_excludes_zero():
-    from polyattn.pages import lm_sweep
+    from polyattn.studies.causal import sweep as lm_sweep
 
     def slope(lo, hi, seeds=5):
         return {"slope": (lo + hi) / 2, "ci_low": lo, "ci_high": hi, "seeds": seeds}

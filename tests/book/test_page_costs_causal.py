@@ -1,7 +1,7 @@
 """Chapter 08's causal masks: the targets stated before measuring are judged on every length."""
 from support.costs_frames import TARGETS, causal
 
-from polyattn.pages import costs_causal
+from polyattn.studies.costs import causal as costs_causal
 
 
 def test_causal_targets_are_judged_on_every_length():

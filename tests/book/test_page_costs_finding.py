@@ -5,7 +5,7 @@ from support.costs_frames import CFG, TARGETS, attention, causal, lra, train
 
 from polyattn import kernels
 from polyattn.measures import costs as measured
-from polyattn.pages import costs_finding
+from polyattn.studies.costs import finding as costs_finding
 
 
 def test_the_stored_numbers_are_what_the_measure_needs(monkeypatch, tmp_path):

@@ -1,7 +1,7 @@
 """Chapter 08's figure of how the costs grow with N: few lines, readable names and sizes."""
 from support.costs_frames import attention
 
-from polyattn.pages import costs_growth
+from polyattn.studies.costs import growth as costs_growth
 
 
 def test_the_figure_has_few_lines_and_readable_names():

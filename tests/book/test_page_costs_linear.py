@@ -1,7 +1,7 @@
 """Chapter 08's linear forms: their time against SDPA and the blocked path, and their features."""
 from support.costs_frames import CFG, attention
 
-from polyattn.pages import costs_linear
+from polyattn.studies.costs import linear as costs_linear
 
 
 def test_linear_forms():

@@ -2,7 +2,7 @@
 length."""
 from support.costs_frames import TARGETS, lra
 
-from polyattn.pages import costs_lra
+from polyattn.studies.costs import lra as costs_lra
 
 
 def test_lra_targets_are_judged_on_every_length():

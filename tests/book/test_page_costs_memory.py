@@ -1,7 +1,7 @@
 """Chapter 08's memory section: the naive and blocked paths' peak memory against SDPA's."""
 from support.costs_frames import CFG, attention
 
-from polyattn.pages import costs_memory
+from polyattn.studies.costs import memory as costs_memory
 
 
 def test_memory_of_the_naive_and_blocked_paths():

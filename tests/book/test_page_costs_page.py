@@ -6,9 +6,14 @@ import pytest
 from support.costs_frames import CFG, attention, causal, lra, text, train
 
 from polyattn import kernels
-from polyattn.pages import costs_causal, costs_linear, costs_lra, costs_memory, costs_rate, costs_setup, costs_time
-from polyattn.pages import costs_page as page
-from polyattn.pages import costs_training as training
+from polyattn.studies.costs import causal as costs_causal
+from polyattn.studies.costs import linear as costs_linear
+from polyattn.studies.costs import lra as costs_lra
+from polyattn.studies.costs import memory as costs_memory
+from polyattn.studies.costs import page, training
+from polyattn.studies.costs import rate as costs_rate
+from polyattn.studies.costs import setup as costs_setup
+from polyattn.studies.costs import time as costs_time
 
 
 def test_labels_and_peak_ratio_come_from_the_records():

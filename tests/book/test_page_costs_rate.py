@@ -1,7 +1,7 @@
 """Chapter 08's rate section: the cubic's achieved rate on its faster path."""
 from support.costs_frames import CFG, attention
 
-from polyattn.pages import costs_rate
+from polyattn.studies.costs import rate as costs_rate
 
 
 def test_rate_takes_the_cubic_s_faster_path():

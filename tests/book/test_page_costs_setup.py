@@ -1,7 +1,7 @@
 """Chapter 08's opening sections: the sizes they name, and where the feature map breaks even."""
 from support.costs_frames import CFG
 
-from polyattn.pages import costs_setup
+from polyattn.studies.costs import setup as costs_setup
 
 
 def test_setup_texts_place_the_feature_map_s_break_even():

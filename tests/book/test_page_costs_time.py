@@ -1,7 +1,8 @@
 """Chapter 08's time section: the cubic's time on the blocked and compiled paths, as glued."""
 from support.costs_frames import CFG, attention, record
 
-from polyattn.pages import costs_page, costs_time
+from polyattn.studies.costs import page as costs_page
+from polyattn.studies.costs import time as costs_time
 
 
 def test_the_compiled_path_is_reported_as_measured():

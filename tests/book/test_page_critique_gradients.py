@@ -3,7 +3,7 @@ linear map's, step by step."""
 import pandas as pd
 import pytest
 
-from polyattn.pages import critique_gradients as page
+from polyattn.studies.critiques import gradients as page
 
 
 def test_the_cube_leaves_its_vanishing_start_at_the_first_step_above_the_linear_map():

@@ -5,8 +5,8 @@ from support.pages import table_rows
 from support.records import make_record
 
 from polyattn.experiments import vit
-from polyattn.pages import critique_maps as page
-from polyattn.pages.critiques import Runs
+from polyattn.studies.critiques import maps as page
+from polyattn.studies.critiques.page import Runs
 
 
 def test_the_maps_table_gives_each_activations_negative_share_and_the_range_of_its_heads_distances():

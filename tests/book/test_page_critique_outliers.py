@@ -3,8 +3,8 @@ import pandas as pd
 from support.pages import table_rows
 
 from polyattn.experiments import vit
-from polyattn.pages import critique_outliers as page
-from polyattn.pages.critiques import Runs
+from polyattn.studies.critiques import outliers as page
+from polyattn.studies.critiques.page import Runs
 
 
 def _outlier_pairs():

@@ -5,7 +5,7 @@ import pandas as pd
 from support.pages import probe_rows, table_rows
 from support.records import make_record
 
-from polyattn.pages import critique_paradox as page
+from polyattn.studies.critiques import paradox as page
 
 matplotlib.use("Agg")
 

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 from support.pages import table_rows
 
-from polyattn.pages import critique_register as page
+from polyattn.studies.critiques import register as page
 
 
 def _delivered(claim_id, labels=None, **results):

@@ -6,7 +6,7 @@ from support.pages import table_rows
 from support.records import make_record
 
 import polyattn.book  # noqa: F401  (its tables are built from the real register, before a test plants one)
-from polyattn.pages import critique_summary as page
+from polyattn.studies.critiques import summary as page
 
 
 def test_the_cost_of_a_run_to_come_is_read_from_the_records_of_the_same_recipe():

@@ -6,8 +6,8 @@ from support.pages import RESULT_WORDS, probe_rows, table_rows
 from support.records import make_record
 
 from polyattn.experiments import vit
-from polyattn.pages import critique_trained as page
-from polyattn.pages.critiques import Runs
+from polyattn.studies.critiques import trained as page
+from polyattn.studies.critiques.page import Runs
 
 # --- table cells and glued phrases ----------------------------------------------------------------
 

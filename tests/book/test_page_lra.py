@@ -6,8 +6,10 @@ matplotlib.use("Agg")
 
 from support.lra_runs import TASKS  # noqa: E402
 
-from polyattn.pages import lra_accuracy, lra_curves, lra_lengths  # noqa: E402
-from polyattn.pages import lra_page as page  # noqa: E402
+from polyattn.studies.lra import accuracy as lra_accuracy
+from polyattn.studies.lra import curves as lra_curves
+from polyattn.studies.lra import lengths as lra_lengths
+from polyattn.studies.lra import page
 
 
 def test_names_a_reader_reads():

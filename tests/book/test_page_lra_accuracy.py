@@ -2,8 +2,8 @@
 in brief, with the register's rows in place of the page's own at the book preset."""
 from support.lra_runs import TASKS, planted_runs
 
-from polyattn.pages import lra_accuracy as page
-from polyattn.pages.lra_page import LABELS, MARK, differences, registered_rows
+from polyattn.studies.lra import accuracy as page
+from polyattn.studies.lra.page import LABELS, MARK, differences, registered_rows
 
 
 def test_the_comparison_table_recovers_a_planted_difference():

@@ -5,8 +5,8 @@ matplotlib.use("Agg")
 
 from support.lra_runs import planted_runs  # noqa: E402
 
-from polyattn.pages import lra_curves as page  # noqa: E402
-from polyattn.pages.lra_page import FONT  # noqa: E402
+from polyattn.studies.lra import curves as page
+from polyattn.studies.lra.page import FONT  # noqa: E402
 
 
 def test_curves_leave_out_flat_tasks_and_name_the_variants():

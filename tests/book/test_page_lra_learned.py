@@ -2,7 +2,7 @@
 caption of a table of the runs."""
 from support.lra_runs import planted_runs
 
-from polyattn.pages import lra_learned as page
+from polyattn.studies.lra import learned as page
 
 
 def test_learned_tasks_and_the_caption_of_a_table():

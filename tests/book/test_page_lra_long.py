@@ -7,7 +7,7 @@ import pandas as pd
 from polyattn.claims.budget import BudgetPair
 from polyattn.claims.evaluate import ComparisonResult
 from polyattn.claims.spec import Arm, Comparison
-from polyattn.pages import lra_long as page
+from polyattn.studies.lra import long as page
 
 
 def _curve(cube, fixed_last=(0.15, 0.31, 0.32), softmax=0.32, steps=(800, 1600, 2400, 3200)):

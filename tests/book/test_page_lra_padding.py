@@ -1,7 +1,7 @@
 """Chapter 05's "What N is under padding" on planted runs."""
 from support.lra_runs import planted_runs
 
-from polyattn.pages import lra_padding as page
+from polyattn.studies.lra import padding as page
 
 
 def test_the_readings_of_n_agree_where_every_token_is_real():

@@ -1,7 +1,7 @@
 """Chapter 05's Pathfinder budget check on a planted table."""
 import pandas as pd
 
-from polyattn.pages import lra_pathfinder as page
+from polyattn.studies.lra import pathfinder as page
 
 
 def test_pathfinder_values_name_who_left_chance():

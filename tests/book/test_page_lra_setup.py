@@ -7,8 +7,8 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from polyattn.experiments.lra import lra  # noqa: E402
-from polyattn.pages import lra_setup as page  # noqa: E402
-from polyattn.pages.lra_page import FONT, TASKS, Runs  # noqa: E402
+from polyattn.studies.lra import setup as page
+from polyattn.studies.lra.page import FONT, TASKS, Runs  # noqa: E402
 
 
 @pytest.mark.parametrize("task", ["listops", "pathfinder"])

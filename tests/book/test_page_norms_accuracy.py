@@ -6,7 +6,7 @@ from support.norms_runs import table1
 from support.pages import probe_rows
 from support.records import make_record
 
-from polyattn.pages import norms_accuracy as ac
+from polyattn.studies.norms import accuracy as ac
 
 matplotlib.use("Agg")
 

@@ -6,7 +6,7 @@ from support.pages import probe_rows
 from support.records import make_record
 
 from polyattn.experiments import vit
-from polyattn.pages import norms_intervention as ni
+from polyattn.studies.norms import intervention as ni
 
 matplotlib.use("Agg")
 

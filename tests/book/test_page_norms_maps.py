@@ -5,8 +5,8 @@ import numpy as np
 from support.norms_runs import page
 
 from polyattn.experiments import vit
-from polyattn.pages import norms_maps as mp
-from polyattn.pages import norms_page as npage
+from polyattn.studies.norms import maps as mp
+from polyattn.studies.norms import page as npage
 
 matplotlib.use("Agg")
 

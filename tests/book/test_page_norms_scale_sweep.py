@@ -6,7 +6,7 @@ from support.records import sweep_records
 from polyattn import analysis
 from polyattn.claims.spec import Finding
 from polyattn.experiments import vit
-from polyattn.pages import norms_scale_sweep as sw
+from polyattn.studies.norms import scale_sweep as sw
 
 matplotlib.use("Agg")
 

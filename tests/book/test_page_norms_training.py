@@ -8,9 +8,9 @@ from support.pages import probe_rows
 from support.records import make_record
 
 from polyattn.experiments import vit
-from polyattn.pages import norms_accuracy as ac
-from polyattn.pages import norms_page as npage
-from polyattn.pages import norms_training as tr
+from polyattn.studies.norms import accuracy as ac
+from polyattn.studies.norms import page as npage
+from polyattn.studies.norms import training as tr
 
 matplotlib.use("Agg")
 

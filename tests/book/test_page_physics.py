@@ -6,8 +6,13 @@ from support.physics_runs import planted_runs
 
 from polyattn.experiments import physics as grids
 from polyattn.labels import PINN_LABEL
-from polyattn.pages import physics_comparisons, physics_curves, physics_errors, physics_fields, physics_problems, physics_setting
-from polyattn.pages import physics_page as page
+from polyattn.studies.physics import comparisons as physics_comparisons
+from polyattn.studies.physics import curves as physics_curves
+from polyattn.studies.physics import errors as physics_errors
+from polyattn.studies.physics import fields as physics_fields
+from polyattn.studies.physics import page
+from polyattn.studies.physics import problems as physics_problems
+from polyattn.studies.physics import setting as physics_setting
 
 
 def test_names_a_reader_reads():

@@ -4,7 +4,7 @@ import pytest
 from support.physics_runs import planted_runs
 
 from polyattn.labels import PINN_LABEL
-from polyattn.pages import physics_attention as page
+from polyattn.studies.physics import attention as page
 
 
 def test_uniform_attention_shows_as_its_row_sums():

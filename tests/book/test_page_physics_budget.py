@@ -12,8 +12,8 @@ from support.physics_runs import RMAE_SPEC  # noqa: E402
 from support.planted_records import plant  # noqa: E402
 
 from polyattn.experiments import physics as grids  # noqa: E402
-from polyattn.pages import physics_budget as page  # noqa: E402
-from polyattn.pages.physics_page import FONT  # noqa: E402
+from polyattn.studies.physics import budget as page
+from polyattn.studies.physics.page import FONT  # noqa: E402
 
 
 def test_claim_comparison_reads_one_comparison_of_a_claim(monkeypatch):

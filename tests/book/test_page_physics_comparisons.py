@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from support.physics_runs import planted_runs
 
-from polyattn.pages import physics_comparisons as page
+from polyattn.studies.physics import comparisons as page
 
 
 def test_the_comparison_table_recovers_a_planted_ratio_and_decides_nothing():

@@ -6,8 +6,8 @@ matplotlib.use("Agg")
 from support.physics_runs import planted_runs  # noqa: E402
 
 from polyattn.labels import PINN_LABEL  # noqa: E402
-from polyattn.pages import physics_curves as page  # noqa: E402
-from polyattn.pages.physics_page import FONT  # noqa: E402
+from polyattn.studies.physics import curves as page
+from polyattn.studies.physics.page import FONT  # noqa: E402
 
 
 def test_the_curves_draw_only_the_chosen_variants():

@@ -2,7 +2,7 @@
 rules' numbers, the failed seeds counted from planted runs, and the measured claim's counts."""
 from support.physics_runs import planted_runs
 
-from polyattn.pages import physics_errors as page
+from polyattn.studies.physics import errors as page
 
 
 def test_the_judging_values_state_the_rules_numbers():

@@ -8,9 +8,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from support.physics_runs import GRID, planted_runs  # noqa: E402
 
-from polyattn.pages import physics_fields as page  # noqa: E402
-from polyattn.pages.physics_page import FONT  # noqa: E402
-from polyattn.pages.physics_problems import reference  # noqa: E402
+from polyattn.studies.physics import fields as page
+from polyattn.studies.physics.page import FONT  # noqa: E402
+from polyattn.studies.physics.problems import reference  # noqa: E402
 
 
 def test_the_error_fields_share_a_log_scale_that_keeps_a_small_error_visible():

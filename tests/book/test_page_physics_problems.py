@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 
 from support.physics_runs import planted_runs  # noqa: E402
 
-from polyattn.pages import physics_problems as page  # noqa: E402
+from polyattn.studies.physics import problems as page
 
 
 def test_the_problems_as_a_reader_reads_them():

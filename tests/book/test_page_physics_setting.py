@@ -9,8 +9,8 @@ from support.planted_records import plant  # noqa: E402
 
 from polyattn.experiments import physics as grids  # noqa: E402
 from polyattn.labels import PINN_LABEL  # noqa: E402
-from polyattn.pages import physics_curves  # noqa: E402
-from polyattn.pages import physics_setting as page  # noqa: E402
+from polyattn.studies.physics import curves as physics_curves
+from polyattn.studies.physics import setting as page
 
 
 def test_the_setting_values_name_each_reduction_from_the_published_setting():

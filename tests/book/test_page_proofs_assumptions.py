@@ -10,7 +10,7 @@ from support.proofs_pages import plant_findings
 
 from polyattn import theory
 from polyattn.measures import proofs_measurements
-from polyattn.pages import proofs_assumptions as asm
+from polyattn.studies.proofs import assumptions as asm
 
 
 @pytest.fixture

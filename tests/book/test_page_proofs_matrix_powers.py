@@ -5,7 +5,7 @@ from support.pages import table_rows
 from support.proofs_pages import check_figure
 
 from polyattn.measures import proofs_measurements
-from polyattn.pages import proofs_matrix_powers as mp
+from polyattn.studies.proofs import matrix_powers as mp
 
 
 def _readings_planted() -> pd.DataFrame:

@@ -7,9 +7,9 @@ from support.pages import table_rows
 from support.proofs_pages import plant_findings
 
 from polyattn import theory
-from polyattn.pages import proofs_assumptions as asm
-from polyattn.pages import proofs_page as page
-from polyattn.pages import proofs_product_powers as pw
+from polyattn.studies.proofs import assumptions as asm
+from polyattn.studies.proofs import page
+from polyattn.studies.proofs import product_powers as pw
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from support.proofs_pages import check_figure
 
 from polyattn import theory
 from polyattn.measures import proofs_measurements
-from polyattn.pages import proofs_product_powers as pw
+from polyattn.studies.proofs import product_powers as pw
 
 # --- Theorem 4.2 ------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 from support.pages import table_rows
 
-from polyattn.pages import proofs_query_gradient as qg
+from polyattn.studies.proofs import query_gradient as qg
 
 
 def test_the_closed_form_gradient_norm_matches_autograd():

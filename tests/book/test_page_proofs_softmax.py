@@ -6,7 +6,7 @@ import pytest
 from support.pages import table_rows
 from support.proofs_pages import check_figure, plant_findings
 
-from polyattn.pages import proofs_softmax as sm
+from polyattn.studies.proofs import softmax as sm
 
 
 @pytest.fixture

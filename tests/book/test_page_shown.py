@@ -4,7 +4,11 @@ def test_one_compact_table_form_serves_every_page():
     import pandas as pd
     from IPython.display import Markdown
 
-    from polyattn.pages import critiques, lm_page, lra_page, norms_page, shown
+    from polyattn.pages import shown
+    from polyattn.studies.causal import page as lm_page
+    from polyattn.studies.critiques import page as critiques
+    from polyattn.studies.lra import page as lra_page
+    from polyattn.studies.norms import page as norms_page
 
     assert lm_page.compact is shown.compact and lra_page.compact is shown.compact and norms_page.compact is shown.compact
     note = Markdown("nothing stored")

@@ -4,7 +4,7 @@ import math
 import pytest
 from support.records import make_record
 
-from polyattn.pages import vit_converged as cv
+from polyattn.studies.vit import converged as cv
 
 
 def test_the_plateau_is_the_largest_move_over_the_last_two_epochs():
@@ -16,7 +16,7 @@ def test_the_plateau_is_the_largest_move_over_the_last_two_epochs():
 def test_the_settings_table_names_the_converged_tiers_that_decide():
     """The table of the paper's settings beside the book's lists the converged tiers too: all the
     training images, 20 epochs, and the runs without clipping, as the paper ran."""
-    from polyattn.pages import vit_setup
+    from polyattn.studies.vit import setup as vit_setup
 
     rows = vit_setup.deviations_table().data.set_index("")["this book"]
     assert "all" in rows["dataset"] and "20" in rows["epochs"].split(", ")

@@ -3,7 +3,7 @@ claims still waiting for runs named with their grids."""
 import pytest
 from support.vit_claims import plant_claims
 
-from polyattn.pages import vit_findings as fd
+from polyattn.studies.vit import findings as fd
 
 
 @pytest.fixture

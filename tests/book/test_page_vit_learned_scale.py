@@ -1,7 +1,7 @@
 """Chapter 04's quadratic with a learned scale, on planted ViT records: the factors per layer."""
 from support.records import make_record
 
-from polyattn.pages import vit_learned_scale as qd
+from polyattn.studies.vit import learned_scale as qd
 
 
 def test_the_learned_scales_are_summarised_per_layer():

@@ -3,7 +3,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from polyattn.pages import vit_marked as mk  # noqa: E402
+from polyattn.studies.vit import marked as mk
 
 
 def _probe(arm, epochs, accs):

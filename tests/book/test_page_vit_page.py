@@ -11,9 +11,9 @@ from support.records import make_record, table1_records
 from support.vit_claims import delivered_claim, plant_claims, registered_row
 
 from polyattn.book.deliver import styled
-from polyattn.pages import vit_converged as cv
-from polyattn.pages import vit_page as vp
-from polyattn.pages import vit_table1 as t1
+from polyattn.studies.vit import converged as cv
+from polyattn.studies.vit import page as vp
+from polyattn.studies.vit import table1 as t1
 
 matplotlib.use("Agg")
 

@@ -1,6 +1,6 @@
 """Chapter 04's section on which scale wins at which length, on planted numbers of the measured
 claim: the longer sweep's flatness per complete length, its flattest length, the deciding sweep."""
-from polyattn.pages import vit_scale_sweep as sw
+from polyattn.studies.vit import scale_sweep as sw
 
 
 def _fig1_numbers(long_decides=False, complete=("17", "50")):

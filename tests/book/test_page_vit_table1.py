@@ -2,7 +2,7 @@
 scale against x³/√N."""
 from support.records import table1_records
 
-from polyattn.pages import vit_table1 as t1
+from polyattn.studies.vit import table1 as t1
 
 
 def test_power_numbers_follow_the_number_of_seeds():

@@ -4,7 +4,7 @@ import matplotlib
 from support.records import make_record
 from support.vit_claims import registered_row
 
-from polyattn.pages import vit_table2 as t2
+from polyattn.studies.vit import table2 as t2
 
 matplotlib.use("Agg")
 

@@ -7,7 +7,7 @@ import pytest
 from support.records import make_record
 from support.vit_claims import delivered_claim, plant_claims
 
-from polyattn.pages import vit_unclipped as uc
+from polyattn.studies.vit import unclipped as uc
 
 
 @pytest.fixture

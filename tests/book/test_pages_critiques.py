@@ -5,8 +5,7 @@ from types import SimpleNamespace
 import matplotlib
 
 from polyattn.experiments import vit
-from polyattn.pages import critique_trained as trained
-from polyattn.pages import critiques as page
+from polyattn.studies.critiques import page, trained
 
 matplotlib.use("Agg")
 

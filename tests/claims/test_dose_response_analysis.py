@@ -59,7 +59,7 @@ def test_the_figure_waits_for_a_pair_and_labels_k_as_fractions():
 
 
 def test_the_page_reads_the_side_that_costs_more_from_the_interval_and_names_each_side():
-    from polyattn.pages import norms_intervention as ni
+    from polyattn.studies.norms import intervention as ni
 
     values = ni.dose_values(dr.dose_frame(_planted()))
     assert "costs more than tightening" in values["ch03_dose_reading"]  # the planted cost lifts with k

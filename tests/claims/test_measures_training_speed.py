@@ -120,7 +120,7 @@ def test_the_tasks_are_the_grids_with_several_budgets_and_the_language_models_ar
 
 
 def test_the_figure_is_a_column_wide_with_no_text_below_nine_points():
-    from polyattn.pages import training_speed as page
+    from polyattn.studies.critiques import training_speed as page
 
     numbers = {"alpha": 0.05, "tasks": 1, "vit: margin": 1.0}
     for s in measure.tasks()[0].series:

@@ -211,3 +211,11 @@ def test_powers_of_two_and_symlog_ticks_are_plain_text_too():
     sizes = {float(s) for s in __import__("re").findall(r"font-size:\s*([\d.]+)px", svg)}
     assert "2⁴" in svg and "−10²" in svg and min(sizes) >= plotting.MIN_LABEL_POINTS
     plt.close(fig)
+
+
+def test_every_figure_is_drawn_at_one_width_inside_the_text_column():
+    from polyattn.book import forest
+    from polyattn.studies.critiques import training_speed
+
+    assert forest.WIDTH_PX == training_speed.WIDTH_PX == plotting.COLUMN_PX
+    assert plotting.COLUMN_PX < 775  # the column's width in a 1400 px window, where the browser test measures

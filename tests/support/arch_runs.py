@@ -6,8 +6,8 @@ from polyattn.analysis import architectures as arch
 from polyattn.claims.evaluate import ClaimVerdict, ComparisonResult
 from polyattn.claims.spec import Arm, Comparison
 from polyattn.experiments.architectures import table2
-from polyattn.pages.arch_page import Runs
 from polyattn.results import config_dict
+from polyattn.studies.architectures.page import Runs
 from polyattn.tasks.base import ACCURACY, TEST_LOSS
 
 NOISE = {0: 0.0, 1: 0.004, 2: -0.004}     # shared by every variant of a seed: cancels in the pairs

@@ -2,7 +2,7 @@
 modules read them."""
 import pandas as pd
 
-from polyattn.pages import costs_page
+from polyattn.studies.costs import page as costs_page
 
 CFG = dict(ns=[64, 256], big_n=1024, batch=2, heads=2, head_dim=8, rounds=1, round_budget=1.0, sample_s=0.01,
            causal_ns=[256, 1024], train=dict(size="micro", batch=8, steps=1, rounds=1, image_size=8),

@@ -1,8 +1,8 @@
 """Planted runs of the ``lra`` grid at the smoke preset, as chapter 05's page modules read them."""
 from polyattn.analysis.lra import above_chance, lra_final
 from polyattn.experiments.lra import lra, variant_label
-from polyattn.pages.lra_page import Runs
 from polyattn.results import config_dict
+from polyattn.studies.lra.page import Runs
 from polyattn.tasks.base import ACCURACY, TEST_LOSS
 from polyattn.tasks.lra import VAL_ACCURACY
 

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from polyattn import analysis
 from polyattn.experiments import vit
-from polyattn.pages.norms_page import Table1
+from polyattn.studies.norms.page import Table1
 
 N_TOKENS = 50          # Table 1's smoke config: 28-pixel images, patch 4, plus the CLS token
 

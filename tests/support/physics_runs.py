@@ -4,8 +4,8 @@ import numpy as np
 from polyattn.analysis.physics import physics_final
 from polyattn.experiments import physics as grids
 from polyattn.labels import PINN_LABEL
-from polyattn.pages.physics_page import Runs
 from polyattn.results import config_dict
+from polyattn.studies.physics.page import Runs
 
 RMAE_SPEC = [{"name": "rMAE", "higher_is_better": False, "scale": 1.0, "unit": "", "label": "relative mean absolute error"},
              {"name": "rRMSE", "higher_is_better": False, "scale": 1.0, "unit": "",

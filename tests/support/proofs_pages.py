@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from polyattn.pages import proofs_page  # noqa: E402
+from polyattn.studies.proofs import page as proofs_page
 
 
 def figure_texts(fig) -> list:

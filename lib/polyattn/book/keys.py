@@ -33,7 +33,7 @@ LOADED_BY_NAME = {"claims/spec.py": ("measures",)}
 MEASURED_REGISTER = "claims/register_measured.py"
 #: Folders of modules that belong to one chapter (its page module), whose strings name claims as the
 #: chapter's own code does.
-PAGE_FOLDERS = ("pages",)
+PAGE_FOLDERS = ("pages", "studies")
 
 
 def _measured_claims(package_dir: Path) -> list[tuple[str, str, str]]:

@@ -1,2 +1,3 @@
-"""Page modules: the tables, figures' data and glued values that one chapter displays, so that a
-chapter's cells call the library rather than define helpers of their own."""
+"""The page kit the studies share: glued values, folded tables and figures (:mod:`.shown`) and a
+registered claim's positive control in words (:mod:`.controls`).  What one chapter shows lives in its
+study, :mod:`polyattn.studies`."""
