@@ -9,6 +9,8 @@ this module only says them:
 """
 from __future__ import annotations
 
+from ..claims.report import estimate_cell
+
 
 def _name(comparison_id: str) -> str:
     """The part of the benchmark a check covers: ``ablated_convection`` -> "convection",
@@ -31,8 +33,6 @@ def control_values(delivered) -> dict[str, str]:
       must be, the benchmark sees attention; where neither arm learned, or the pairs cannot tell,
       the question stays open.  Without two pairs anywhere, that its runs are not stored yet.
     """
-    from ..claims.report import estimate_cell
-
     checks = [r for r in delivered.verdict.comparisons if r.comparison.role == "check"]
     if not checks:
         raise ValueError(f"claim {delivered.verdict.claim.id!r} has no positive control (no check comparison)")

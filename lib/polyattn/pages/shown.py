@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ..book.deliver import glue
+
 #: A table shown in the page's flow: small type, caption included.
 COMPACT = [{"selector": "th, td", "props": "font-size: 0.85em"}, {"selector": "caption", "props": "font-size: 0.85em"}]
 
@@ -18,8 +20,6 @@ NOTHING = "Nothing to show at this preset: its records are not stored."
 def glue_values(prefix: str, values: Mapping[str, object]) -> None:
     """Glue each value as ``<prefix>_<key>`` (as ``<key>`` with an empty prefix) for the page's
     ``{glue:text}`` and ``{glue:md}`` references."""
-    from ..book.deliver import glue
-
     for key, value in values.items():
         glue(f"{prefix}_{key}" if prefix else key, value, display=False)
 
@@ -34,8 +34,6 @@ def fold(name: str, shown, empty=None) -> None:
     it is not also shown where it is made, and nothing to show (``None``) glues ``empty`` (by
     default :data:`NOTHING`)."""
     from IPython.display import Markdown
-
-    from ..book.deliver import glue
 
     if shown is None:
         shown = Markdown(NOTHING) if empty is None else empty

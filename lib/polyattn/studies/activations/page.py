@@ -22,6 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ... import activations, survey
+from ...book.deliver import styled
+from ...display import column, markdown_table, name
+from ...formulas import math_formula
 
 SPECS = activations.BOOK_SPECS
 #: The paper's cubic and the fixed scale it ran on ImageNet.
@@ -70,9 +73,6 @@ def yes_no(flag) -> str:
 def properties_markdown(specs: Sequence[str] = SPECS) -> str:
     """The declared properties of each activation as a Markdown table (its formulas in MyST maths,
     which an HTML table's cells would not typeset)."""
-    from ...display import markdown_table, name
-    from ...formulas import math_formula
-
     rows = [[name(r["spec"]), math_formula(r["formula"]), yes_no(r["non-negative"]), yes_no(r["rows sum to 1"]),
              yes_no(r["elementwise"])] for r in activations.properties_table(specs)]
     return ("**Declared properties of each activation** ($s$: a score, $N$: the keys a row sees)\n\n"
@@ -106,9 +106,6 @@ def row_sum_cell(mean: float, std: float) -> str:
 
 def measured_table(frame: pd.DataFrame, preset: str):
     """:func:`measured` for people: share of negative weights, row sums and ||A||_F/sqrt(N)."""
-    from ...book.deliver import styled
-    from ...display import column, name
-
     rows = [{"activation": name(r.activation), "N": int(r.N), column("frac_negative"): f"{r.frac_negative:.3f}",
              "row sum (mean ± sd)": row_sum_cell(r.row_sum_mean, r.row_sum_std),
              column("fro_over_sqrt_n"): f"{r.fro_over_sqrt_n:.3g}"} for r in frame.itertuples()]
@@ -130,8 +127,6 @@ def cubic_numbers(frame: pd.DataFrame, spec: str = CUBE) -> dict[str, str]:
 
 def _legend(ax, title: str | None = None, outside: bool = False, relabel=None):
     """The axes' legend with each activation named as the book's tables name it."""
-    from ...display import name
-
     handles, labels = ax.get_legend_handles_labels()
     labels = [name(lbl) if lbl in activations.BOOK_SPECS else (relabel or {}).get(lbl, lbl) for lbl in labels]
     where = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0)) if outside else dict(loc="upper left")
@@ -215,9 +210,6 @@ def norm_figure(frame: pd.DataFrame, preset: str):
 
 def growth_table(growth: pd.DataFrame, preset: str):
     """:func:`polyattn.survey.growth_exponents` for people."""
-    from ...book.deliver import styled
-    from ...display import name
-
     rows = [{"activation": name(r.activation), "growth exponent in N": f"{r.exponent:.3f}",
              "largest ‖A‖_F/√N": f"{r.max_fro_over_sqrt_n:.3g}"} for r in growth.itertuples()]
     return styled(rows, "Fitted exponent of ‖A‖_F against N (least squares on log-log axes; 0.5 is √N growth) and "
@@ -244,9 +236,6 @@ def growth_numbers(growth: pd.DataFrame, frame: pd.DataFrame) -> dict[str, str]:
 def findings_table(preset: str, seed: int = 0):
     """The chapter's findings, each beside the number that shows it (from :func:`measured` and
     :func:`norms`)."""
-    from ...book.deliver import styled
-    from ...display import name
-
     frame = norms(preset, seed)
     numbers = growth_numbers(survey.growth_exponents(frame), frame)
     cubic = cubic_numbers(measured(preset, seed))

@@ -10,6 +10,10 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import architectures as arch
+from ...analysis import per_seed_table as per_seed
+from ...book.deliver import styled
+from ...claims import claim
+from ...display import label
 from .page import FONT, OWN, SMALL, SOFTMAX, TOKENS, Runs, architecture_name, not_run, plural, readable
 
 
@@ -43,8 +47,6 @@ def accuracy_rows(runs: Runs) -> list[dict]:
 
 def accuracy_table(runs: Runs):
     """:func:`accuracy_rows`, styled, with a caption that says what the rows are."""
-    from ...book.deliver import styled
-
     if not runs.trains:
         return not_run(runs)
     return styled(accuracy_rows(runs), runs.caption(
@@ -54,9 +56,6 @@ def accuracy_table(runs: Runs):
 
 def per_seed_table(runs: Runs):
     """Each run's final test accuracy (%), one column per seed."""
-    from ...analysis import per_seed_table as per_seed
-    from ...book.deliver import styled
-
     if not runs.trains:
         return not_run(runs)
     table = per_seed(runs.final, index=["architecture", "variant"])
@@ -83,9 +82,6 @@ def accuracy_figure(runs: Runs):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...claims import claim
-    from ...display import label
-
     if not runs.trains:
         return None
     final, diffs, margin = runs.final, differences(runs), claim("table2_architectures").margin

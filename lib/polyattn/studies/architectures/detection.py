@@ -18,6 +18,12 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from ... import analysis
+from ...analysis import detection as det
+from ...book.deliver import styled
+from ...labels import DETECTION_VARIANTS
+from ...numbers import square_root
+from ...presets import prologue
 from .page import FONT, PAPER_NOTE, not_run, plural, read_records, readable
 
 
@@ -25,8 +31,6 @@ def _shown_config(preset: str):
     """The detection config whose scenes and model the page shows: the preset's, or the book's
     where the preset trains nothing (the paper preset's data is COCO)."""
     from ...experiments.detection import detection_proxy
-    from ...presets import prologue
-
     return detection_proxy(preset if prologue(preset).trains else "book")[0]
 
 
@@ -74,8 +78,6 @@ def _detector_facts(preset: str) -> dict:
 
 def detector_values(preset: str) -> dict[str, str]:
     """The shown detector's patch, N, √N, the paper's 1/14 over 1/√N, and its parameters."""
-    from ...numbers import square_root
-
     facts, config = _detector_facts(preset), _shown_config(preset)
     return {"patch": str(config.patch_size), "n": f"{facts['N']:,}", "root": square_root(facts["N"]),
             "fixed_ratio": f"{math.sqrt(facts['N']) / 14:.2f}", "params": f"{facts['n_params'] / 1e6:.2f} million",
@@ -110,7 +112,6 @@ def detector_deviation_values() -> dict[str, str]:
 def detector_setup_table():
     """The book preset's detection proxy against the paper preset's Mask R-CNN on COCO, field by
     field (:func:`polyattn.experiments.detection_setup.setup_table`)."""
-    from ...book.deliver import styled
     from ...experiments.detection import detection_proxy
     from ...experiments.detection_setup import setup_table
 
@@ -132,8 +133,6 @@ class DetectionRuns:
 
     def caption(self, what: str) -> str:
         """``what`` with the preset, the data, the scale and the compute."""
-        from ... import analysis
-
         c = self.configs[0]
         steps = c.train_subset // c.batch_size * c.epochs
         seeds = len({r["seed"] for r in self.records})
@@ -151,10 +150,7 @@ def load_detection(preset: str, seeds=None, device: str = "cpu", recompute: bool
 
 @lru_cache(maxsize=4)
 def _load_detection(preset: str, seeds, device: str, recompute: bool) -> DetectionRuns:
-    from ...analysis import detection as det
     from ...experiments.detection import detection_proxy
-    from ...presets import prologue
-
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     configs = page.on_device(detection_proxy(preset if page.trains else "book", list(seeds) if seeds else None))
     return read_records(DetectionRuns(preset, page.trains, page.not_run, configs), "detection_proxy", recompute,
@@ -163,9 +159,6 @@ def _load_detection(preset: str, seeds, device: str, recompute: bool) -> Detecti
 
 def ap_table(runs: DetectionRuns):
     """Test AP per variant and metric: mean ± sd over seeds (the median with three or more)."""
-    from ...analysis import detection as det
-    from ...book.deliver import styled
-
     if not runs.trains:
         return not_run(runs)
     wide = det.wide_table(det.detection_table(runs.final))
@@ -180,9 +173,6 @@ def detection_figure(runs: DetectionRuns):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...analysis import detection as det
-    from ...labels import DETECTION_VARIANTS
-
     if not runs.trains:
         return None
     curves = det.detection_curves(runs.records)

@@ -13,6 +13,8 @@ from functools import lru_cache
 import pandas as pd
 
 from ...analysis import architectures as arch
+from ...book.deliver import styled
+from ...numbers import scientific, square_root
 from .page import SMALL, architecture_name, readable
 
 
@@ -29,8 +31,6 @@ def n_facts() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def n_tables() -> list:
     """The N tables of :func:`n_facts`, one column per architecture (and XCiT's reading of N)."""
-    from ...book.deliver import styled
-
     book, paper = n_facts()
     captions = ("N in the book's models (Fashion-MNIST, one channel; input in px after resizing)",
                 "N in the paper preset's ImageNet models (224 px, three channels; built, not trained)")
@@ -48,8 +48,6 @@ def n_table():
     """One row per architecture (and XCiT's reading of N): what a row of its attention runs over,
     its N in the book's model and in the paper preset's, and the paper's 1/14 over 1/√N in each
     (√N/14: below 1, x³/14 makes the weights smaller than x³/√N does)."""
-    from ...book.deliver import styled
-
     book, paper = n_facts()
     rows = []
     for _, b in book.iterrows():
@@ -70,8 +68,6 @@ def n_values() -> dict:
     the text quotes, the paper's image and patch sizes, how much larger its models are and the
     book's models' parameters."""
     from ...experiments import architectures as grids
-    from ...numbers import square_root
-
     book, paper = n_facts()
     vit_n, _ = arch.attention_n(book, "vit")
     vit_n_paper, _ = arch.attention_n(paper, "vit")
@@ -108,8 +104,6 @@ def xca_layer() -> dict:
 
 
 def xcit_check_values(check: dict) -> dict[str, str]:
-    from ...numbers import scientific
-
     return {"factor": f"{check['factor']:.3f}", "diff": scientific(check["max_abs_diff"]),
             "without": f"{check['max_abs_diff_without']:.2g}", "scale": f"{check['output_scale']:.2g}"}
 

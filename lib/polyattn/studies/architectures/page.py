@@ -34,9 +34,17 @@ from functools import lru_cache
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis import architectures as arch
+from ...book.deliver import styled
+from ...claims import claim
+from ...claims.report import estimate_cell
+from ...claims.scope import DATA_NAMES
+from ...display import label
 from ...pages.controls import control_values  # noqa: F401  (the positive control, in words, for the page)
 from ...pages.shown import fold, glue_values  # noqa: F401  (glue for the page's text and its folded parts)
+from ...presets import prologue
+from ...runs import page_records
 
 SOFTMAX, OWN, FIXED, TOKENS = arch.VARIANTS
 ARCHITECTURE_NAMES = arch.ARCHITECTURE_NAMES
@@ -56,8 +64,6 @@ def readable(text: str) -> str:
     """Names of data sets and architectures in a cell read from a grid ("fashion_mnist (vit, deit)")
     as a reader knows them ("Fashion-MNIST (ViT, DeiT)"), "64 × 64" for "64 x 64", and maths labels
     as :func:`polyattn.display.label`."""
-    from ...display import label
-
     out = re.sub(r"\b(" + "|".join(READABLE) + r")\b", lambda m: READABLE[m.group(1)], str(text))
     return label(out.replace(" x ", " × "))
 
@@ -81,9 +87,6 @@ def plural(n: int, word: str) -> str:
 
 def judging_values() -> dict[str, str]:
     """The margins of the chapter's claims (accuracy and AP points), the test level and power."""
-    from ... import analysis
-    from ...claims import claim
-
     return {"margin": f"±{claim('table2_architectures').margin:g}",
             "det_margin": f"±{claim('detection_segmentation').margin:g}",
             "alpha": f"{analysis.ALPHA:g}", "power": f"{analysis.POWER:g}"}
@@ -108,8 +111,6 @@ class Runs:
 
     def caption(self, what: str) -> str:
         """``what`` with the preset, data, scale and the deviations from the paper's ImageNet runs."""
-        from ...claims.scope import DATA_NAMES
-
         c = self.configs[0]
         return (f"{what}; preset {self.preset}, {DATA_NAMES.get(c.dataset, c.dataset)} ({c.train_subset:,} training / "
                 f"{c.test_subset:,} test images, not ImageNet), micro-sized timm models, {plural(c.epochs, 'epoch')} "
@@ -126,8 +127,6 @@ def load(preset: str, seeds=None, device: str = "cpu", recompute: bool = False) 
 @lru_cache(maxsize=4)
 def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
     from ...experiments import architectures as grids
-    from ...presets import prologue
-
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     configs = page.on_device(grids.table2(preset if page.trains else "book", list(seeds) if seeds else None))
     return read_records(Runs(preset, page.trains, page.not_run, configs), "architectures_table2", recompute,
@@ -137,8 +136,6 @@ def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
 def read_records(runs, grid: str, recompute: bool, final):
     """``runs`` with its records read (or trained, under smoke) and ``final(records)`` as its final
     table; a preset without stored records says so instead."""
-    from ...runs import page_records
-
     if not runs.trains:
         return runs
     runs.records = page_records(runs.configs, runs.preset, recompute, desc=grid, progress=False)
@@ -163,8 +160,6 @@ def claim_table(delivered):
     """The register's table of a delivered claim without the comparisons that have no runs yet
     (they have nothing to show: a positive control's row appears once its runs are stored); the
     differences' common unit in their column's name, so that each interval fits on one line."""
-    from ...book.deliver import styled
-
     table = delivered.table
     rows = [r for r in table.data.to_dict("records") if not str(r["Pairs"]).startswith("0 of")]
     column = "Difference [95% CI]"
@@ -181,8 +176,6 @@ def claim_table(delivered):
 
 def key_difference(delivered, comparison_id: str) -> str:
     """One comparison of a delivered registered claim: its difference with its 95% interval."""
-    from ...claims.report import estimate_cell
-
     for r in delivered.verdict.comparisons:
         if r.comparison.id == comparison_id:
             return estimate_cell(r)

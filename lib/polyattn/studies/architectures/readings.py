@@ -7,6 +7,10 @@ comparisons marked:
 from __future__ import annotations
 
 from ...analysis import architectures as arch
+from ...analysis.tables import interval_cell
+from ...book.deliver import styled
+from ...display import typographic
+from ...numbers import p_value
 from .page import DESCRIPTION, FIXED, TOKENS, Runs, architecture_name, not_run, nowrap, readable
 
 #: The measure's two comparisons (its numbers' prefixes), the architecture and reading each is,
@@ -21,9 +25,6 @@ MEASURE_COLUMNS = ("Holm p", "TOST p", "Result")
 def readings_claim_rows(delivered) -> list[dict]:
     """The measured claim ``n_windows_channels``'s two comparisons, with the result its measure
     gives (and ``architecture``, ``variant``: the reading's row in :func:`readings_table`)."""
-    from ...display import typographic
-    from ...numbers import p_value
-
     numbers = delivered.verdict.numbers
     rows = []
     for prefix, architecture, variant, shown in READINGS:
@@ -43,9 +44,6 @@ def readings_table(runs: Runs, delivered=None):
     (:func:`polyattn.analysis.architectures.n_readings`): difference, 95% interval, pairs; at the
     book preset with ``delivered`` (the measured claim ``n_windows_channels``), its two rows carry
     the measure's difference, p-values and result, marked ‡."""
-    from ...analysis.tables import interval_cell
-    from ...book.deliver import styled
-
     if not runs.trains:
         return not_run(runs)
     measured = ({(r["architecture"], r["variant"]): r for r in readings_claim_rows(delivered)}
@@ -72,8 +70,6 @@ def readings_table(runs: Runs, delivered=None):
 
 def readings_values(delivered) -> dict[str, str]:
     """The difference and 95% interval of each of the measure's comparisons (``swin_*``, ``xcit_*``)."""
-    from ...display import typographic
-
     numbers = delivered.verdict.numbers
     out = {}
     for prefix, key, _, _ in READINGS:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ...analysis import architectures as arch
+from ...book.deliver import styled
+from ...presets import prologue
 from .page import PAPER_NOTE, SMALL, readable
 
 
@@ -16,8 +18,6 @@ def _book_shape(preset: str) -> Optional[tuple]:
     None where the preset trains nothing."""
     from ...data import load_dataset
     from ...experiments import architectures as grids
-    from ...presets import prologue
-
     if not prologue(preset).trains:
         return None
     b0 = grids.table2("book")[0]
@@ -27,8 +27,6 @@ def _book_shape(preset: str) -> Optional[tuple]:
 def setup_values(preset: str) -> dict[str, str]:
     """The book's image size, epochs, training images and clipping; the paper preset's epochs."""
     from ...experiments import architectures as grids
-    from ...presets import prologue
-
     b0, p0 = grids.table2("book")[0], grids.table2("paper")[0]
     shape = _book_shape(preset)
     return {"book_px": f"{shape[-2]} × {shape[-1]}" if shape else prologue(preset, paper_note=PAPER_NOTE).not_run,
@@ -39,7 +37,6 @@ def setup_values(preset: str) -> dict[str, str]:
 def setup_table(preset: str):
     """The paper preset's setting against the book preset's, field by field
     (:func:`polyattn.experiments.architectures.setup_table`), names as a reader knows them."""
-    from ...book.deliver import styled
     from ...experiments import architectures as grids
 
     shape = _book_shape(preset)
@@ -51,7 +48,6 @@ def setup_table(preset: str):
 
 def recipe_table():
     """The paper preset's timm model and recipe per architecture."""
-    from ...book.deliver import styled
     from ...experiments import architectures as grids
 
     recipe = arch.paper_recipe_table(grids.table2("paper"))

@@ -7,6 +7,9 @@ architecture's own difference:
 from __future__ import annotations
 
 from ...analysis import architectures as arch
+from ...book.deliver import styled
+from ...claims.report import comparison_rows, estimate_cell, plain
+from ...numbers import fixed
 from .page import ARCHITECTURE_NAMES, DESCRIPTION, SMALL, architecture_name
 
 
@@ -20,9 +23,6 @@ def table2_rows(delivered) -> list[dict]:
     """Each registered comparison of ``table2_architectures`` pooled over the architectures (with
     the register's pairs, interval, p-values and result), followed by its cells: each
     architecture's own difference and 95% interval (description: the register pools them)."""
-    from ...claims.report import comparison_rows
-    from ...numbers import fixed
-
     out = []
     for r, row in zip(delivered.verdict.comparisons, comparison_rows(delivered.verdict)):
         name = row["Comparison"].split(",")[0]
@@ -44,9 +44,6 @@ def _cell_order(key) -> int:
 
 def table2_table(delivered):
     """:func:`table2_rows`, styled, with the claim's margin, scale and what the cell rows are."""
-    from ...book.deliver import styled
-    from ...claims.report import plain
-
     c = delivered.verdict.claim
     # eight columns: the intervals may break at their comma, or the table is wider than the page's column
     return styled(table2_rows(delivered), (
@@ -59,9 +56,6 @@ def table2_values(delivered) -> dict[str, str]:
     """Per registered comparison (``sqrt_n``, ``fixed``): the pooled difference with its interval,
     the lowest and the highest architecture's difference, and whether the cells ``differ in sign``
     or ``share a sign``."""
-    from ...claims.report import estimate_cell
-    from ...numbers import fixed
-
     keys = {"cube_sqrt_n": "sqrt_n", "cube_14": "fixed"}
     out = {}
     for r in delivered.verdict.comparisons:

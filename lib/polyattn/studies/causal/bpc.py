@@ -16,6 +16,8 @@ import pandas as pd
 
 from ...analysis import causal as ca
 from ...analysis.tables import interval_cell, number_cell
+from ...analysis.verdicts import comparison_verdict
+from ...book.deliver import styled
 from .page import REGISTERED, Runs, compact, register_cell, scale_caption, show, unbroken
 
 
@@ -26,8 +28,6 @@ def bpc_comparisons(frame: pd.DataFrame, margin: float, baseline: str = "softmax
 
 def result_forms(diffs: pd.DataFrame) -> list[str]:
     """The result word of each row of ``diffs`` (same-seed comparisons, one per ``activation``)."""
-    from ...analysis.verdicts import comparison_verdict
-
     return [comparison_verdict(r, name=r["activation"]).form for _, r in diffs.iterrows()]
 
 
@@ -67,8 +67,6 @@ def bpc_table(lm: Runs, margin: float, registered: Mapping[tuple, dict]):
     """:func:`bpc_rows` as the section's table, its caption the preset, data, scale and deviations."""
     if not lm:
         return None
-    from ...book.deliver import styled
-
     n = len(bpc_comparisons(lm.frame, margin))
     k = len({key for key in registered if key[2] == "test_bpc"})
     note = (f"; {REGISTERED} the claim register's comparison, Holm over its own {k}" if k else "")

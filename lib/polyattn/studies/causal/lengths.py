@@ -20,6 +20,8 @@ import pandas as pd
 
 from ...analysis import causal as ca
 from ...analysis.tables import interval_cell, number_cell
+from ...analysis.verdicts import comparison_verdict
+from ...book.deliver import styled
 from .bpc import result_forms
 from .page import MULTIPLES, REGISTERED, Runs, compact, register_cell, scale_caption, show, unbroken
 
@@ -104,8 +106,6 @@ def length_figure(lm: Runs, margin: float):
 
 def _length_cell(row) -> str:
     """A paired difference at one length with its interval and result, or why there is none."""
-    from ...analysis.verdicts import comparison_verdict
-
     if not row["n_pairs"]:
         return "diverged"
     return f"{unbroken(interval_cell(row['mean_diff'], row['ci_low'], row['ci_high'], '+.2f'))}, {comparison_verdict(row).form}"
@@ -132,8 +132,6 @@ def length_table(lm: Runs, margin: float, registered: Mapping[tuple, dict]):
     (:func:`polyattn.studies.causal.page.register_rows` of the claim causal_scaling)."""
     if not lm:
         return None
-    from ...book.deliver import styled
-
     frame = lm.frame
     vs_softmax = ca.lengths_vs_softmax(frame, margin)
     reg_soft, reg_rvf = _by_length(registered, set(vs_softmax["activation"]), "softmax"), _by_length(
@@ -238,8 +236,6 @@ def nope_table(lm: Runs, nope: Runs, margin: float, registered: Mapping[tuple, d
     over the lengths)."""
     if not (lm and nope):
         return None
-    from ...book.deliver import styled
-
     frame = nope.frame
     vs_softmax = pd.concat([ca.compare_variants(frame, "softmax", name, margin).assign(multiple=m)
                             for name, m in ca.LENGTH_METRICS], ignore_index=True)
@@ -262,8 +258,6 @@ def positions_table(lm: Runs, nope: Runs, margin: float):
     same seed, at 1x, 2x and 4x (Holm over all of them)."""
     if not (lm and nope):
         return None
-    from ...book.deliver import styled
-
     effect = ca.positions_effect(lm.frame, nope.frame, margin).assign(activation=lambda d: d["variant"])
     rows = length_rows(effect, lambda v: f"{show(v)}: none − sinusoidal")
     return compact(styled(rows, (

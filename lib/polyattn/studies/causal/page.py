@@ -30,10 +30,17 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis import causal as ca
 from ...analysis import length_sweep as ls
 from ...analysis.tables import interval_cell
+from ...book.deliver import styled
+from ...claims import claim
+from ...claims.report import comparison_rows
+from ...display import label as display_label
+from ...labels import charlm_label
 from ...pages.shown import compact, fold, glue_keyed  # noqa: F401  (compact: chapter 07 reads it here)
+from ...runs import load_or_run_all, page_records
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
@@ -43,8 +50,6 @@ MULTIPLES = tuple(m for _, m in ca.LENGTH_METRICS)
 
 def show(label: str) -> str:
     """A variant's label as the reader sees it (x³/√(i+1), not x^3/sqrt(i+1))."""
-    from ...display import label as display_label
-
     return display_label(label)
 
 
@@ -95,8 +100,6 @@ class Runs:
 
     @property
     def budget(self) -> str:
-        from ... import analysis
-
         return analysis.budget_text(analysis.compute_budget(self.records)) if self.records else self.missing
 
 
@@ -108,8 +111,6 @@ def load_runs(name: str, grid_fn, page, seeds, recompute: bool, stored_only: boo
     or loaded and, where missing, trained (``desc`` names them while they train); what a preset
     trains is kept for the kernel's life under ``name``, so a section rerun or a second section
     does not train it again."""
-    from ...runs import load_or_run_all, page_records
-
     grid = page.on_device(grid_fn(page.preset, seeds))
     if not page.trains:
         return Runs(grid, [], page.preset, page.not_run, loaded=False)
@@ -172,9 +173,6 @@ def register_rows(delivered, grid: str, preset: str) -> dict[tuple, dict]:
     """``{(candidate label, baseline label, metric): row}`` of a delivered claim's comparisons on
     ``grid``: the row of :func:`polyattn.claims.report.comparison_rows` with the comparison's result
     under ``"numbers"``; empty unless ``preset`` is the book's, whose records the register reads."""
-    from ...claims.report import comparison_rows
-    from ...labels import charlm_label
-
     if preset != "book":
         return {}
     v = delivered.verdict
@@ -227,9 +225,6 @@ def claims_table(delivered: Sequence, caption: str, min_pairs: int = 1, names: O
     words); the difference without its unit, which the caption states.  None when no comparison has
     stored pairs (the page then shows no table, not rows of placeholders).  ``roles``: only the
     comparisons of these roles (primary, check, description), all by default."""
-    from ...book.deliver import styled
-    from ...claims.report import comparison_rows
-
     rows = []
     for d in delivered:
         cid = d.verdict.claim.id
@@ -252,8 +247,6 @@ def claims_table(delivered: Sequence, caption: str, min_pairs: int = 1, names: O
 
 def margin() -> float:
     """The equivalence margin of every bits/char comparison on the page (the register's)."""
-    from ...claims import claim
-
     return float(claim("lm_vs_softmax").margin)
 
 

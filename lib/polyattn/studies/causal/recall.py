@@ -16,10 +16,14 @@ from typing import Mapping
 
 import numpy as np
 
+from ... import analysis
 from ...analysis import causal as ca
 from ...analysis import recall
 from ...analysis.causal import variant_colors, variant_frame
 from ...analysis.tables import interval_cell
+from ...book.deliver import styled
+from ...labels import charlm_label
+from ...runs import page_records
 from .page import REGISTERED, Runs, compact, load_runs, register_cell, show, unbroken
 
 #: The recall levels of :data:`polyattn.analysis.recall.LEVELS` in a table cell.
@@ -37,8 +41,6 @@ def mqar_long_runs() -> Runs:
     """The stored runs of MQAR with ten times the training (``causal_mqar_long``, book preset:
     the register reads them there, and no other preset trains them)."""
     from ...experiments import mqar
-    from ...runs import page_records
-
     grid = mqar.causal_mqar_long("book")
     return Runs(grid, page_records(grid, "book"), "book", "no run of this grid is stored yet")
 
@@ -84,9 +86,6 @@ def mqar_table(mq: Runs):
     """Per variant and test set: recall accuracy (%) with its 95% t-interval and its level."""
     if not mq:
         return None
-    from ... import analysis
-    from ...book.deliver import styled
-
     table = recall.recall_table(mq.frame, mq.grid[0])
     sets = recall.levels(mq.grid[0])
     rows = []
@@ -125,8 +124,6 @@ def mqar_numbers(mq: Runs) -> dict:
 def mqar_long_table(long: Runs, registered: Mapping[tuple, dict]):
     """Per variant of the long budget and test set: the seeds above the copy plateau (runs that
     learned recall) with the best accuracy, and the register's difference from softmax."""
-    from ...book.deliver import styled
-
     if not long:
         return None
     ok = [r for r in long.records if r["status"] == "ok"]
@@ -187,8 +184,6 @@ def probe_numbers() -> dict:
     they chose the grid's setting) did per vocabulary: ``ch07_probe_<V>`` says the last evaluation
     inside the copy plateau's band, the first above it with its recall, and the recall at the end."""
     from ...experiments import mqar
-    from ...runs import page_records
-
     grid = mqar.causal_mqar_probe("book")
     stored = {r["config"]["options"]["vocab_size"]: r for r in page_records(grid, "book", progress=False)}
     out = {}
@@ -253,7 +248,6 @@ def curve_figure(runs: Runs):
         return None
     import matplotlib.pyplot as plt
 
-    from ...labels import charlm_label
     from ...plotting import stamp
 
     name, length, pairs, guess, plateau = _training_set(runs.grid[0])

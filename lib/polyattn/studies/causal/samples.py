@@ -15,6 +15,8 @@ import pandas as pd
 
 from ...analysis import causal as ca
 from ...analysis.tables import number_cell
+from ...book.deliver import styled
+from ...labels import charlm_label
 from .page import Runs, scale_caption, show
 
 # --- generated text -----------------------------------------------------------------------------------------
@@ -60,8 +62,6 @@ def collapse_table(lm: Runs):
     """Per sample: distinct characters, repeated 4-grams, longest run and whether it collapsed."""
     if not lm:
         return None
-    from ...book.deliver import styled
-
     check, reference = collapse(lm)
     rows = [{"variant": show(r["variant"]), "distinct characters": int(r["distinct_chars"]),
              "repeated 4-grams (share)": number_cell(r["repeated_ngram_share"], ".3g"),
@@ -97,8 +97,6 @@ def attention_maps(lm: Runs) -> dict:
     written before records kept maps is retrained from its configuration (seconds)."""
     if not lm:
         return {"maps": {}, "source": {}, "window": "", "diverged": [], "missing": []}
-    from ...labels import charlm_label
-
     by_variant: dict = {}
     for r, c in sorted(zip(lm.records, lm.grid), key=lambda rc: rc[0]["seed"]):
         by_variant.setdefault(charlm_label(r["config"]), []).append((r, c))

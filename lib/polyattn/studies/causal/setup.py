@@ -10,6 +10,10 @@ training are.
 """
 from __future__ import annotations
 
+from ... import analysis
+from ...book.deliver import styled
+from ...claims import claim
+from ...formulas import math_formula
 from ...labels import CHARLM_VARIANTS
 from .page import MULTIPLES, Runs, compact, show, training_steps
 
@@ -59,9 +63,6 @@ def variants_table():
     """The variants as a compact table read from the activation registry: the reading of N, the
     weights' formula on one line and whether they are non-negative and rows sum to one."""
     from ... import activations
-    from ...book.deliver import styled
-    from ...formulas import math_formula
-
     yes_no = {True: "yes", False: "no"}
     rows = []
     for label, spec, mode in CHARLM_VARIANTS:
@@ -76,9 +77,6 @@ def variants_table():
 
 def judging_numbers() -> dict:
     """The margin of the language-model claims with its note and perplexity ratio, α and the power."""
-    from ... import analysis
-    from ...claims import claim
-
     c = claim("lm_vs_softmax")
     return {"ch07_n_variants": len(CHARLM_VARIANTS), "ch07_margin": f"±{c.margin:g}",
             "ch07_margin_note": c.registered_after or "fixed before its runs",
@@ -92,7 +90,6 @@ def judging_numbers() -> dict:
 def setup_table(lm: Runs):
     """What the models, data and training are (a two-column table)."""
     from ... import sinks
-    from ...book.deliver import styled
     from ...models.char_lm import LM_SIZES
     from ...tasks.charlm import DEFAULTS, MAP_TOKENS, SINK_WINDOWS
 

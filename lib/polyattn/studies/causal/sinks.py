@@ -16,6 +16,7 @@ import numpy as np
 
 from ...analysis import causal as ca
 from ...analysis.tables import number_cell
+from ...book.deliver import styled
 from .page import Runs, compact, scale_caption, show
 
 SINK_TITLES = {"alpha_mean": "first-token\nweight α", "share_mean": "first-token\nshare",
@@ -62,8 +63,6 @@ def sink_table(lm: Runs):
     normalised share (mean over seeds, largest seed)."""
     if not lm:
         return None
-    from ...book.deliver import styled
-
     table = ca.sink_table(lm.frame)
     final = lm.frame
     rows = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...analysis import causal as ca
 from ...analysis.tables import number_cell
+from ...book.deliver import styled
 from .page import Runs, compact, scale_caption
 
 #: The survey article's table, in its own words with a translation.
@@ -20,8 +21,6 @@ def survey_table(lm: Runs):
     character and sink rate, with ranks (1 = lowest) and each perplexity's ratio to softmax's."""
     if not lm:
         return None
-    from ...book.deliver import styled
-
     survey = ca.survey_comparison(lm.frame)
 
     def ranked(r, col, fmt):

@@ -7,6 +7,7 @@ from typing import Mapping, Optional
 import pandas as pd
 
 from ... import bench, kernels
+from ...book.deliver import styled
 from .page import CUBIC, attention_frame, once, pivot_rows, series, shape, shape_text, timing, value_range
 
 
@@ -33,8 +34,6 @@ def causal(cfg: Mapping) -> pd.DataFrame:
 
 def causal_table(frame: pd.DataFrame, cfg: Mapping, preset: str):
     """Causal time as a multiple of SDPA's causal time, per configuration and N."""
-    from ...book.deliver import styled
-
     return styled(pivot_rows(frame, "ratio_to_sdpa", lambda x: f"{x:.2f}"),
                   f"Causal attention, forward and backward, time as a multiple of SDPA's causal softmax (preset "
                   f"{preset}; {shape_text(cfg, longest=False)}; one thread; median over interleaved rounds)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ...book.deliver import styled
 from ...display import name
 from .causal import causal, causal_series
 from .linear import linear_from
@@ -37,8 +38,6 @@ def cost_numbers(cfg: Mapping, targets: Mapping) -> dict[str, object]:
 
 def finding_table(numbers: Mapping[str, object], form: str):
     """The chapter's verdict with its two headline numbers."""
-    from ...book.deliver import styled
-
     return styled([{"claim": "the cost of polynomial attention", "verdict": form,
                     f"{name(CUBIC)} against SDPA softmax, time":
                         f"{numbers['attention_time_min']:.2f}–{numbers['attention_time_max']:.2f}×",

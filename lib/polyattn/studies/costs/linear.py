@@ -6,6 +6,9 @@ from typing import Mapping
 
 import pandas as pd
 
+from ...book.deliver import styled
+from ...flops import matmul_flops
+from ...kernels.linear import monomial_count
 from .page import CUBIC, configuration, series, shape_text, value_at
 
 
@@ -13,9 +16,6 @@ def linear_rows(df: pd.DataFrame, cfg: Mapping) -> list[dict]:
     """Per linear form (p = 1, 2 at the longest length of ``ns``, p = 3 at ``big_n``): features F,
     N, time / SDPA, time / the blocked path of the same activation (None when not measured at that
     N), and the operation count's ratio to the blocked path's."""
-    from ...flops import matmul_flops
-    from ...kernels.linear import monomial_count
-
     out = []
     n_max, d = max(cfg["ns"]), cfg["head_dim"]
     for p, n in ((1, n_max), (2, n_max), (3, cfg["big_n"])):
@@ -32,8 +32,6 @@ def linear_rows(df: pd.DataFrame, cfg: Mapping) -> list[dict]:
 def linear_table(df: pd.DataFrame, cfg: Mapping, preset: str):
     """The exact linear-time forms at the longest length each was measured at: their time against
     SDPA's and against the blocked path's, and the blocked path's time the operation count predicts."""
-    from ...book.deliver import styled
-
     rows = []
     for row in linear_rows(df, cfg):
         rows.append({"form": row["form"], "features F": f"{row['features']:,}", "N": f"{row['n']:,}",

@@ -7,6 +7,7 @@ from typing import Mapping
 import pandas as pd
 
 from ... import bench
+from ...book.deliver import styled
 from ...display import name
 from .page import CUBIC, THREADS, once
 
@@ -31,8 +32,6 @@ def lra(cfg: Mapping) -> pd.DataFrame:
 
 def lra_table(frame: pd.DataFrame, cfg: Mapping, preset: str):
     """The LRA classifier's training step time as a multiple of softmax's, per activation and length."""
-    from ...book.deliver import styled
-
     lc = cfg["lra"]
     rows = [{"activation": name(spec),
              **{f"N = {n:,}": f"{frame[(frame['activation'] == spec) & (frame['n'] == n)]['step_ratio'].iloc[0]:.2f}"

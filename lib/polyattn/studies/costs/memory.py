@@ -5,13 +5,12 @@ from typing import Mapping
 
 import pandas as pd
 
+from ...book.deliver import styled
 from .page import CUBIC, configuration, naive_max_n, pivot_rows, shape_text, value_at
 
 
 def memory_table(df: pd.DataFrame, cfg: Mapping, preset: str):
     """Each configuration's peak memory as a multiple of SDPA's; SDPA's own row in MiB."""
-    from ...book.deliver import styled
-
     ref_label = configuration("softmax", "sdpa")
     (ref,) = pivot_rows(df[df["configuration"] == ref_label], "peak_mb", lambda x: f"{x:.3g} MiB")
     rows = [{**ref, "configuration": f"{ref_label} (MiB)"} if r["configuration"] == ref_label else r

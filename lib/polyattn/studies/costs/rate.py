@@ -7,6 +7,7 @@ from typing import Mapping
 import pandas as pd
 
 from ... import bench
+from ...book.deliver import styled
 from .page import CUBIC, CUBIC_FEATURES, FIGURE_LINES, configuration, pivot_rows, shape_text, value_at
 
 #: The rows of the rate table: the figure's lines and the cubic's feature map.
@@ -16,8 +17,6 @@ RATE_LINES = FIGURE_LINES + ((CUBIC_FEATURES.activation, CUBIC_FEATURES.path),)
 def rate_table(df: pd.DataFrame, cfg: Mapping, preset: str):
     """The achieved rate of each configuration of :data:`RATE_LINES` as a fraction of the plain
     matrix product's, and the product's own rate in the last row."""
-    from ...book.deliver import styled
-
     rate = df.dropna(subset=["matmul_fraction"])
     shown = {configuration(*line) for line in RATE_LINES}
     rows = pivot_rows(rate[rate["configuration"].isin(shown)], "matmul_fraction", lambda x: f"{x:.2f}")

@@ -6,16 +6,17 @@ from __future__ import annotations
 from typing import Mapping
 
 from ... import bench, kernels
+from ...analysis.tables import number_cell
+from ...book.deliver import styled
 from ...display import name
+from ...kernels.linear import monomial_count
+from ...results import hardware
 from .page import CUBIC, CUBIC_FEATURES, THREADS, naive_max_n, shape, shape_text
 
 
 def setup_texts(cfg: Mapping) -> dict[str, str]:
     """The sizes the opening sections name: head dimension, feature counts, the keeping tile, the
     cubic feature map's break-even length and which measured lengths lie past it."""
-    from ...kernels.linear import monomial_count
-    from ...results import hardware
-
     even = bench.flop_break_even(cfg["head_dim"], 3)
     beyond = [n for n in list(cfg["ns"]) + [cfg["big_n"]] if n >= even]
     return {"head_dim": str(cfg["head_dim"]), "cubic_features": f"{monomial_count(cfg['head_dim'], 3):,}",
@@ -32,9 +33,6 @@ def setup_texts(cfg: Mapping) -> dict[str, str]:
 
 def flop_table(cfg: Mapping):
     """GFLOP of the matrix products of one forward and backward call, per path, at every length."""
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-
     ns = list(cfg["ns"]) + [cfg["big_n"]]
     rows = [("softmax on SDPA, or any elementwise activation on the blocked or compiled path", bench.REFERENCE),
             ("any activation on the naive path", bench.Case(CUBIC, "naive")),
@@ -53,9 +51,6 @@ def flop_table(cfg: Mapping):
 def machine_table(cfg: Mapping):
     """The machine, the clock and the shape the benchmarks ran with."""
     import torch
-
-    from ...book.deliver import styled
-    from ...results import hardware
 
     hw = hardware("cpu")
     rows = [("processor", hw["cpu"]), ("cores", hw["cores"]), ("threads used", THREADS),

@@ -7,13 +7,12 @@ from typing import Mapping
 import pandas as pd
 
 from ... import kernels
+from ...book.deliver import styled
 from .page import CUBIC, auto_cubic, naive_max_n, pivot_rows, series, shape_text, value_range
 
 
 def time_table(df: pd.DataFrame, cfg: Mapping, preset: str):
     """Each configuration's time as a multiple of SDPA's at the same N."""
-    from ...book.deliver import styled
-
     return styled(pivot_rows(df, "ratio_to_sdpa", lambda x: f"{x:.2f}"),
                   f"Time of one forward and backward call, multiple of SDPA softmax's at the same N (preset {preset}; "
                   f"{shape_text(cfg)}; median over interleaved rounds of the ratio within a round, "

@@ -7,6 +7,7 @@ from typing import Mapping
 import pandas as pd
 
 from ... import activations, bench
+from ...book.deliver import styled
 from ...display import name
 from .page import CUBIC, THREADS, once
 
@@ -19,8 +20,6 @@ def training(cfg: Mapping) -> pd.DataFrame:
 
 def training_table(train: pd.DataFrame, cfg: Mapping, preset: str):
     """The micro ViT's training throughput per activation, and its ratio to softmax's."""
-    from ...book.deliver import styled
-
     t = cfg["train"]
     rows = [{"activation": name(r.activation), "images/s": f"{r.images_per_s:,.0f}", "step (ms)": f"{r.step_ms:.3g}",
              "throughput / softmax": f"{r.ratio_to_softmax:.2f}"} for r in train.itertuples()]

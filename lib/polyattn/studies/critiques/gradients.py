@@ -7,6 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ... import analysis
+from ...analysis import critique_runs
+from ...analysis import critiques as crit
+from ...analysis.tables import number_cell
+from ...book.deliver import styled
+from ...display import name
 from ...measures.critique_common import LINEAR
 from ...measures.critique_gradients import POWER_SPECS
 from ...measures.critique_survey import jacobian_survey, survey_settings
@@ -24,8 +30,6 @@ def survey_figure():
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...display import name
-
     settings = survey_settings()
     surv = jacobian_survey().table
     sigmas = settings["init_sigmas"]
@@ -58,8 +62,6 @@ def survey_figure():
 def jacobian_by_step(records) -> pd.DataFrame:
     """``||d phi(S)/dS||_F`` of each activation of :data:`JACOBIAN_ACTIVATIONS` per probed step
     (rows: activations; columns: steps), mean over seeds, layers and heads."""
-    from ... import analysis
-
     probes = analysis.probe_frame([r for r in records if r["config"]["activation"] in JACOBIAN_ACTIVATIONS],
                                   ["act_jac_fro"])
     return probes.groupby(["activation", "step"])["value"].mean().unstack("step")
@@ -91,10 +93,6 @@ def jacobian_table(records, preset: str):
     """:func:`jacobian_by_step` for people: one row per probed step."""
     if not records:
         return nothing_stored()
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     steps = jacobian_by_step(records)
     return styled([{"step": int(step), **{name(a): number_cell(steps.loc[a, step]) for a in steps.index}}
                    for step in steps.columns],
@@ -108,11 +106,6 @@ def short_gradient_table(runs: Runs, preset: str):
     (mean over layers, samples and heads), and the accuracy after it."""
     if not runs.all_measured:
         return short_pending(runs)
-    from ...analysis import critiques as crit
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     acc = crit.short_accuracy(runs.records)
     grads = crit.short_gradients(runs.records)
     per = grads.groupby(["activation", "state"])[["score_std", "grad_scores_fro", "act_jac_fro"]].mean()
@@ -134,9 +127,6 @@ def short_gradient_figure(runs: Runs, preset: str):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...analysis import critique_runs
-    from ...analysis import critiques as crit
-
     if not runs.all_measured:
         return None
     grads = crit.short_gradients(runs.records)
@@ -162,10 +152,6 @@ def saturation_table(runs: Runs, preset: str):
     """Softmax's saturated rows (largest weight above 0.99) per state and layer, against the others."""
     if not runs.all_measured:
         return short_pending(runs)
-    from ...analysis import critiques as crit
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-
     grads = crit.short_gradients(runs.records)
     sat = grads[grads["activation"] == "softmax"].replace({"state": {"trained": "short retraining"}})
     rows = [{"state": state, "layer": int(r["layer"]) + 1, "std of S": number_cell(r["score_std"]),

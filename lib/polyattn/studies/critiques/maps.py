@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...analysis import critiques as crit
+from ...book.deliver import styled
+from ...display import name
 from ...measures.critique_common import MAP_SPECS
 from .page import SHORT_DEVIATION, Runs, short_pending
 
@@ -19,10 +22,7 @@ def maps_figure(runs: Runs, preset: str, image: int = 0):
     from matplotlib.colors import TwoSlopeNorm
 
     from ... import plotting
-    from ...analysis import critiques as crit
     from ...data import load_dataset
-    from ...display import name
-
     c = runs.config
     smaps = crit.short_maps(runs.records)
     picture = load_dataset(c.dataset, c.train_subset, c.test_subset).test_x[image, 0]
@@ -56,10 +56,6 @@ def maps_table(runs: Runs, preset: str):
     distance of its heads (min to max) in each, next to uniform weights'."""
     if not runs.all_measured:
         return short_pending(runs)
-    from ...analysis import critiques as crit
-    from ...book.deliver import styled
-    from ...display import name
-
     smaps = crit.short_maps(runs.records)
     uniform = crit.uniform_attention_distance(smaps[MAP_SPECS[0]]["grid"])
     rows = []

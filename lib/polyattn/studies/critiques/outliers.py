@@ -3,6 +3,10 @@ last layer's attention, when one token is multiplied by a large factor at each p
 """
 from __future__ import annotations
 
+from ...analysis import critiques as crit
+from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
+from ...display import name
 from ...measures import critique_outliers as measured
 from ...measures.critique_common import MAP_SPECS
 from .page import SHORT_DEVIATION, Runs, compact, first_only, short_pending
@@ -17,10 +21,6 @@ def outlier_pairs_table(runs: Runs, n_boot: int, preset: str):
     softmax's loss, paired on the same test images (:func:`polyattn.measures.critique_outliers.outlier_pairs`)."""
     if not runs.all_measured:
         return short_pending(runs)
-    from ...analysis.tables import interval_cell, number_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     pairs = measured.outlier_pairs(runs.records, n_boot=n_boot)
     places = [w for w in PLACES if w in set(pairs["where"])]
     by = {(r["where"], r["activation"]): r for _, r in pairs.iterrows()}
@@ -43,10 +43,6 @@ def outlier_factor_tables(runs: Runs, preset: str) -> list:
     activation: two tables."""
     if not runs.all_measured:
         return [short_pending(runs)] * 2
-    from ...analysis import critiques as crit
-    from ...book.deliver import styled
-    from ...display import name
-
     outl, _ = crit.short_outliers(runs.records)
     outl = outl[outl["activation"].isin(MAP_SPECS)]
     last = int(outl["layer"].max())
@@ -72,9 +68,6 @@ def outlier_figure(runs: Runs, preset: str, where: str = measured.OUTLIER_PLACE)
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...analysis import critiques as crit
-    from ...display import name
-
     outl, _ = crit.short_outliers(runs.records)
     outl = outl[outl["activation"].isin(MAP_SPECS) & (outl["where"] == where)]
     last = int(outl["layer"].max())

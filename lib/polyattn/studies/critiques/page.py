@@ -39,9 +39,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
+from ...analysis.tables import number_cell
+from ...book.deliver import glue, stored_records
 from ...measures.critique_outliers import N_BOOT
 from ...pages.shown import compact as _compact
 from ...pages.shown import fold, glue_keyed
+from ...runs import load_or_run_all, page_records
 
 #: The unscaled cube of the reviewers' objections and the paper's x^3/sqrt(N).
 UNSCALED, SCALED = "poly:p=3,c=1", "poly:p=3"
@@ -88,8 +91,6 @@ def first_only(values: Iterable) -> list:
 
 def before_after(before: float, after: float) -> str:
     """A table cell "before → after", each number as the book's tables write it."""
-    from ...analysis.tables import number_cell
-
     return f"{number_cell(before)} → {number_cell(after)}"
 
 
@@ -109,8 +110,6 @@ def glue_numbers(prefix: str, numbers: Mapping[str, object], formats: Optional[M
     """Glue each number of ``formats`` (default :data:`FORMATS` of ``prefix``) as ``<prefix>_<key>``
     (text, formatted by its spec, with the minus signs and powers of ten a reader reads) for the
     page's ``{glue:text}`` references."""
-    from ...book.deliver import glue
-
     values = formatted(numbers, FORMATS[prefix] if formats is None else formats)
     for key, text in values.items():
         glue(f"{prefix}_{key}", text, display=False)
@@ -168,7 +167,6 @@ class Runs:
 
 def table1_records(page) -> list:
     """The committed records of the Table 1 analogue (chapter 04): read, never trained here."""
-    from ...book.deliver import stored_records
     from ...experiments import vit
 
     return stored_records(vit.table1("book")) if page.trains else []
@@ -176,7 +174,6 @@ def table1_records(page) -> list:
 
 def sweep_records(page) -> list:
     """The committed records of the scale sweep (chapter 04): read, never trained here."""
-    from ...book.deliver import stored_records
     from ...experiments import vit
 
     return stored_records(vit.scale_sweep("book")) if page.trains else []
@@ -186,8 +183,6 @@ def short_runs(page, recompute: bool = False) -> Runs:
     """The short retrainings of Table 1's model (grid ``critique_short_retrain`` at the page's
     preset): loaded, or trained where a record is missing (seconds under smoke)."""
     from ...experiments import GRIDS
-    from ...runs import load_or_run_all
-
     grid = page.on_device(GRIDS["critique_short_retrain"](page.preset if page.trains else "book"))
     if not page.trains:
         return Runs(grid)
@@ -198,8 +193,6 @@ def trained_runs(page, name: str, seeds=None, recompute: bool = False, read_only
     """A trained critique grid at the page's preset: loaded, or trained where a record is missing;
     with ``read_only`` the book preset reads stored records only (:func:`polyattn.runs.page_records`)."""
     from ...experiments import GRIDS
-    from ...runs import load_or_run_all, page_records
-
     grid = page.on_device(GRIDS[name](page.preset if page.trains else "book", seeds))
     if not page.trains:
         return Runs(grid)

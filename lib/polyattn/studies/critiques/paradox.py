@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ... import analysis
+from ...analysis import critiques as crit
+from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
+from ...display import name
 from ...measures import critique_paradox as measured
 from ...measures.critique_common import LINEAR
 from .page import SMALL_TYPE, TABLE1_DEVIATION, compact, first_only, nothing_stored
@@ -27,11 +32,6 @@ def paradox_accuracy_table(records, preset: str):
     difference from x/sqrt(N) and each norm averaged over every probe, layer and head."""
     if not records:
         return nothing_stored()
-    from ... import analysis
-    from ...analysis.tables import interval_cell, number_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     final = analysis.final_accuracy(records)
     acc = analysis.summary_table(final[final["activation"].isin(list(PARADOX))]).set_index("activation")
     diffs = measured.paradox_accuracy(records).set_index("activation")
@@ -52,9 +52,6 @@ def paradox_accuracy_table(records, preset: str):
 def paradox_order(records) -> pd.DataFrame:
     """Each cubic of :data:`PARADOX` against x/sqrt(N), cell by cell
     (:func:`polyattn.analysis.critiques.norm_order`)."""
-    from ... import analysis
-    from ...analysis import critiques as crit
-
     probes = analysis.probe_frame([r for r in records if r["config"]["activation"] in PARADOX], list(NORM_LABELS))
     cubics = [a for a in PARADOX if a not in (LINEAR, "softmax")]
     return pd.concat([crit.norm_order(probes, a, LINEAR, list(NORM_LABELS)) for a in cubics],
@@ -65,10 +62,6 @@ def paradox_order_table(records, detailed: bool = False):
     """:func:`paradox_order` for people: per cubic, the share of cells where each norm is below
     x/sqrt(N)'s at the first probe and at the later ones; ``detailed``: one row per cubic and norm,
     with the cells and the ratio of the norms."""
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     if not records:
         return nothing_stored()
     order = paradox_order(records)
@@ -94,8 +87,6 @@ def paradox_order_table(records, detailed: bool = False):
 def norm_curves(records) -> pd.DataFrame:
     """Per activation of :data:`PARADOX`, norm and probed step: the mean over layers and heads of
     each run, then its mean, min and max over seeds."""
-    from ... import analysis
-
     probes = analysis.probe_frame([r for r in records if r["config"]["activation"] in PARADOX], list(NORM_LABELS))
     steps = probes.groupby(["activation", "metric", "step", "run"])["value"].mean().reset_index()
     return steps.groupby(["activation", "metric", "step"])["value"].agg(["mean", "min", "max"]).reset_index()
@@ -109,8 +100,6 @@ def norm_figure(records, preset: str):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...display import name
-
     curves = norm_curves(records)
     fig, axes = plt.subplots(1, len(NORM_LABELS), figsize=(7, 2.8))
     for ax, (metric, label) in zip(axes, NORM_LABELS.items()):
@@ -135,8 +124,6 @@ def norm_correlations(records, n_boot: int = 2000, seed: int = 0) -> pd.DataFram
     (``subset``) and its number of activations."""
     if not records:
         return pd.DataFrame()
-    from ... import analysis
-
     norms = analysis.norms_vs_accuracy(records, metrics=tuple(c.removesuffix("_mean") for c in CORRELATED))
     out = []
     for subset, frame in ((FAMILY_LABEL, norms[norms["activation"].isin(FAMILY)]), (ALL_LABEL, norms)):
@@ -150,9 +137,6 @@ def correlation_table(corr: pd.DataFrame, n_boot: int, preset: str):
     intervals beside them carry the same reading)."""
     if corr.empty:
         return nothing_stored()
-    from ... import analysis
-    from ...book.deliver import styled
-
     rows = [{"activations": r["subset"], **{k: v for k, v in row.items() if k not in ("p", "p within (permutation)")}}
             for row, (_, r) in zip(analysis.correlation_rows(corr, CORRELATED), corr.iterrows())]
     table = styled(rows, f"Spearman's ρ of each norm (mean over a run's probes) with test accuracy; intervals by "

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional
 
+from ...book.deliver import styled
+from ...claims.report import estimate_cell
+from ...labels import length_aware_gain
 from .page import compact
 
 
@@ -26,8 +29,6 @@ def comparison_cell(delivered, comparison_id: str, unit: bool = True, pairs: boo
     register's result and the pairs ("−0.78 [−4.02, +2.46] points, inconclusive (3 pairs)");
     without ``unit`` and ``pairs`` when the table's caption gives them ("−0.78 [−4.02, +2.46],
     inconclusive")."""
-    from ...claims.report import estimate_cell
-
     r = _comparison(delivered, comparison_id)
     if r.n < 2:
         return f"{r.n} pair{'s' if r.n != 1 else ''} stored"
@@ -67,8 +68,6 @@ def register_table(delivered, layout: Optional[Mapping[str, Mapping[str, str]]] 
     result (:func:`comparison_cell`; the unit and the seed pairs in the caption): one row per
     comparison by default, or ``layout`` (row label -> {column label: comparison id}, e.g.
     :func:`by_clipping`).  The register's full table, with Holm and TOST p, is ``delivered.table``."""
-    from ...book.deliver import styled
-
     v = delivered.verdict
     if layout is None:
         layout = {r.comparison.label: {"difference [95% CI], result": r.comparison.id} for r in v.comparisons}
@@ -97,10 +96,7 @@ def alternatives_table(delivered: Mapping[str, object]):
     """Each alternative to the 1/sqrt(N) factor (:data:`ALTERNATIVES`) against x^3/sqrt(N) and
     against the unscaled x^3, each cell the register's comparison (:func:`comparison_cell`) from
     the ``delivered`` claims (claim id -> :class:`polyattn.book.deliver.Delivered`)."""
-    from ...book.deliver import styled
     from ...experiments import critiques as grids
-    from ...labels import length_aware_gain
-
     gain = length_aware_gain(grids.TABLE1_TOKENS, 3)
     rows = [{"alternative": label.format(gain=gain),
              "pairs": " / ".join(str(n) for n in dict.fromkeys(

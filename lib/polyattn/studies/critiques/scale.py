@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...analysis import critiques as crit
+from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
 from ...measures import critique_scale as measured
 from .page import first_only, nothing_stored
 
 
 def constants_table():
     """The paper's constants on the axis k = c·sqrt(N) (:func:`polyattn.analysis.critiques.paper_constants`)."""
-    from ...analysis import critiques as crit
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-
     consts = crit.paper_constants()
     return styled([{"setting": setting, "c": r["c"], "N (patches)": int(r["patch_tokens"]),
                     "k = c·√N": number_cell(r["k_patches"]), "k with CLS (N + 1)": number_cell(r["k_with_cls"], ".4g")}
@@ -27,9 +26,6 @@ def scale_table(records, preset: str):
     interpolated in log k) with its interval, and the whole grid's best constant and range."""
     if not records:
         return nothing_stored()
-    from ...analysis.tables import interval_cell, number_cell
-    from ...book.deliver import styled
-
     effects = measured.factor_effects(measured.sweep_final(records))
     e12 = effects[effects["k_low"] == measured.K_LOW]
     rows = [{"N": int(r["seq_len"]), "k = 1 → 2: Δ accuracy (points) [95% CI]":

@@ -7,6 +7,14 @@ from typing import Mapping
 
 import numpy as np
 
+from ...book.deliver import deliver, styled
+from ...claims import checklist
+from ...claims.checklist import SHORT
+from ...claims.evaluate import evaluate
+from ...claims.register import MEASURED, REGISTER
+from ...claims.report import answer_rows, section_label
+from ...display import name
+from ...results import load_records
 from .page import UNSCALED, compact
 
 #: The six claims this page measures (their forms fill the checklist's "this page" verdicts).
@@ -29,11 +37,7 @@ def run_hours(n_runs: int, records) -> str:
 def unsettled_table(page):
     """The objections the book's records do not settle yet, each with the reason and the run that
     would settle it (with its cost from the committed records of the same recipe)."""
-    from ...book.deliver import styled
-    from ...display import name
     from ...experiments import vit
-    from ...results import load_records
-
     converged = load_records("vit_converged") if page.trains else []
     done = load_records("vit_unclipped") if page.trains else []
     grid = vit.unclipped("book")
@@ -61,16 +65,12 @@ def unsettled_table(page):
 
 def measured_forms() -> dict:
     """The form of each claim this page measures (:data:`MEASURED_CLAIMS`), by its measure function."""
-    from ...book.deliver import deliver
-
     return {cid: deliver(cid, glue_it=False).verdict.form for cid in MEASURED_CLAIMS}
 
 
 def checklist_values() -> dict:
     """The reviewers' checklist as glue values: the table (Markdown), its number of items and legend."""
     from IPython.display import Markdown
-
-    from ...claims import checklist
 
     return {"ch09_checklist": Markdown(checklist.table_markdown(page_forms=measured_forms())),
             "ch09_checklist_n": len(checklist.CHECKLIST), "ch09_checklist_legend": checklist.legend()}
@@ -118,11 +118,6 @@ def findings_rows(chapter: str = "09_critiques") -> list[dict]:
     measures) with its ``id``, short ``name``, ``section`` (MyST label), ``verdict``, ``late`` (a
     registered claim's margin fixed after the first runs, as the intro's answer table marks it) and
     ``key`` number (the register's key comparison; for a measured claim, :data:`KEY_NUMBERS`)."""
-    from ...claims.checklist import SHORT
-    from ...claims.evaluate import evaluate
-    from ...claims.register import MEASURED, REGISTER
-    from ...claims.report import answer_rows, section_label
-
     names = {**SHORT, **SHORT_NAMES}
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
     answered = {r["id"]: r for r in answer_rows({cid: evaluate(cid) for cid in ids}, ids)}
@@ -149,8 +144,6 @@ def findings_table(chapter: str = "09_critiques"):
     """The closing table ("What this chapter found"): each claim's short name linked to the
     section that computes it, its verdict and its key number (:func:`findings_rows`), compact."""
     from html import escape
-
-    from ...book.deliver import styled
 
     rows = findings_rows(chapter)
     shown = [{"claim": f'<a href="#{r["section"]}">{escape(r["name"])}</a>',

@@ -12,6 +12,15 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ... import analysis
+from ...analysis import critique_runs
+from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
+from ...claims import claim
+from ...claims.constants import FASHION_MNIST_CHANCE
+from ...display import label as display_label
+from ...display import name
+from ...labels import length_aware_gain, qk_variants
 from .page import SCALED, UNSCALED, Runs, before_after, first_only, nothing_stored
 
 #: The powers drawn per layer over training (the table holds every power).
@@ -23,8 +32,6 @@ LAYER_POWERS = ("poly:p=1", "poly:p=3", "poly:p=5", "poly:p=7")
 
 def qk_name(label: str) -> str:
     """A label of the library's grids ("x^3, Q/K init x0.72") as the reader reads it ("x³, Q/K init ×0.72")."""
-    from ...display import label as display_label
-
     return re.sub(r" x(?=\d)", " ×", display_label(label))
 
 
@@ -50,8 +57,6 @@ def interval_phrase(estimate: float, low: float, high: float, unit: str = "point
 
 def description_cell(row) -> str:
     """A description cell of one paired difference: "−0.52 [−4.19, +3.16] (3 pairs)", no result word."""
-    from ...analysis.tables import interval_cell
-
     n = int(row["n_pairs"])
     if n == 0:
         return "no pairs"
@@ -75,9 +80,6 @@ def recipe_caption(config, preset: str, stored: int, planned: int) -> str:
 def _power_means(runs: Runs) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The powers grid's final metrics and, per activation and layer, the gradient arriving at the
     attention weights at the first and last probe (mean over heads and seeds)."""
-    from ... import analysis
-    from ...analysis import critique_runs
-
     final = analysis.final_metrics(runs.records)
     curves = analysis.probe_curves(analysis.probe_frame(runs.records, ["grad_attn_fro"]))
     return final, critique_runs.gradient_change(curves)
@@ -90,12 +92,6 @@ def powers_table(runs: Runs, preset: str):
     x^3/sqrt(N) as description."""
     if not runs.records:
         return nothing_stored()
-    from ... import analysis
-    from ...analysis import critique_runs
-    from ...analysis.tables import interval_cell
-    from ...book.deliver import styled
-    from ...display import name
-
     final, change = _power_means(runs)
     grad = change.groupby("activation")[["first", "last"]].mean()
     diffs = analysis.paired_difference(final, baseline=SCALED).set_index("activation")
@@ -119,11 +115,6 @@ def powers_numbers(runs: Runs) -> dict:
     against p over the plain powers (within each seed, then over seeds), again without the runs
     that ended at chance, which runs those are, and the range of the gradient arriving at the
     attention weights at the last probe (mean over layers)."""
-    from ...analysis import critique_runs
-    from ...claims import claim
-    from ...claims.constants import FASHION_MNIST_CHANCE
-    from ...display import name
-
     keys = ("slope", "slope_seeds", "chance_runs", "slope_without_chance", "grad_min", "grad_min_power", "grad_max",
             "grad_max_power")
     if not runs.records:
@@ -159,8 +150,6 @@ def powers_figure(runs: Runs, preset: str):
     import matplotlib.pyplot as plt
 
     from ... import analysis, plotting
-    from ...analysis import critique_runs
-
     final, change = _power_means(runs)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7, 2.8))
     for odd, style, colour, label in ((False, "o-", "C0", "xᵖ/√N"), (True, "s--", "C3", "sign kept, x·|x|ᵖ⁻¹/√N")):
@@ -225,11 +214,6 @@ def qk_table(runs: Runs, preset: str):
     unscaled x^3 without a control (the register judges the controls against x^3/sqrt(N))."""
     if not runs.records:
         return nothing_stored()
-    from ... import analysis
-    from ...analysis import critique_runs
-    from ...analysis.tables import interval_cell, number_cell
-    from ...book.deliver import styled
-
     qk = critique_runs.qk_frame(runs.records)
     vs_plain = analysis.paired_difference(qk, baseline="x^3", metric="test_acc", key="variant").set_index("variant")
     norms = qk_norms(runs)
@@ -248,9 +232,6 @@ def qk_table(runs: Runs, preset: str):
 def qk_norms(runs: Runs) -> dict:
     """``||A||_F`` at the last probed step per variant of the Q/K-control grid (mean over layers,
     heads and runs)."""
-    from ... import analysis
-    from ...analysis import critique_runs
-
     qk = critique_runs.qk_frame(runs.records)
     probes = analysis.probe_frame(runs.records, ["attn_fro"]).merge(qk[["run", "variant"]], on="run")
     last = probes[probes["step"] == probes["step"].max()]
@@ -261,8 +242,6 @@ def qk_numbers(runs: Runs) -> dict:
     """The Q/K grid's settings and its norms for the prose (``ch09_qk_<key>``)."""
     from ...experiments import critiques as grids
     from ...experiments import vit
-    from ...labels import length_aware_gain, qk_variants
-
     norms = qk_norms(runs) if runs.records else {}
     listed = "; ".join(f"{qk_name(v)}: {norms[v]:.3g}" for v, _, _ in qk_variants() if v in norms) or "not stored"
     return {"ch09_qk_seeds": len(runs.seeds), "ch09_qk_decays": " or ".join(f"{w:g}" for w in grids.QK_WEIGHT_DECAYS),
@@ -276,8 +255,6 @@ def qk_numbers(runs: Runs) -> dict:
 
 def decay_frame(runs: Runs) -> pd.DataFrame:
     """:func:`polyattn.analysis.critique_runs.weight_decay_frame` of the grid's records."""
-    from ...analysis import critique_runs
-
     return critique_runs.weight_decay_frame(runs.records)
 
 
@@ -287,10 +264,6 @@ def decay_table(runs: Runs, preset: str):
     activation at Table 1's decay and, for the unscaled x^3, from x^3/sqrt(N) at Table 1's decay."""
     if not runs.records:
         return nothing_stored()
-    from ... import analysis
-    from ...analysis import critique_runs
-    from ...book.deliver import styled
-    from ...display import name
     from ...experiments import critiques as grids
     from ...experiments import vit
 
@@ -335,7 +308,6 @@ def decay_figure(runs: Runs, preset: str):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...display import name
     from ...experiments import critiques as grids
 
     wd = decay_frame(runs)
@@ -366,7 +338,6 @@ def decay_numbers(runs: Runs) -> dict:
     decays, the seeds, the runs found, what AdamW's decay alone leaves of a matrix over Table 1's
     schedule, and ||A||_F/sqrt(N) of the unscaled x^3 at the strongest decay and of x^3/sqrt(N) at
     Table 1's."""
-    from ...analysis import critique_runs
     from ...experiments import critiques as grids
     from ...experiments import vit
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ...analysis.tables import number_cell
 from ...measures import training_speed as measure
 
 #: The smallest font of the figure (points).
@@ -127,8 +128,6 @@ def speed_figure(numbers: Mapping, preset: str = "book"):
 def speed_values(numbers: Mapping) -> dict[str, str]:
     """The finding's numbers the section states, as text (``ch09_speed_*``): per task its change
     (means or counts), p and Holm p and verdict, and the counts of tasks by verdict."""
-    from ...analysis.tables import number_cell
-
     def num(x, fmt=".2f"):
         return number_cell(x, fmt) if isinstance(x, (int, float)) and math.isfinite(x) else "–"
 

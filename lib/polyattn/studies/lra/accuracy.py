@@ -13,6 +13,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ... import analysis
+from ...book.deliver import styled
 from .page import (
     FIXED,
     LABELS,
@@ -33,9 +35,6 @@ def accuracy_table(runs: Runs):
     """Final test accuracy per variant (rows) and task (columns), mean over seeds [95% CI]."""
     if not runs.trains:
         return not_run_note(runs)
-    from ... import analysis
-    from ...book.deliver import styled
-
     def cell(x):
         m, lo, hi = analysis.t_interval(np.asarray(x, dtype=float) * 100)
         return f"{m:.1f}" if lo != lo else f"{m:.1f} [{lo:.1f}, {hi:.1f}]"
@@ -50,8 +49,6 @@ def comparison_table(runs: Runs, fixed_claim, diffs: Optional[pd.DataFrame] = No
     """Each variant minus softmax, per task; the rows of x^3/14 are the registered claim's."""
     if not runs.trains:
         return not_run_note(runs)
-    from ...book.deliver import styled
-
     diffs = differences(runs) if diffs is None else diffs
     registered = registered_rows(fixed_claim, runs.preset)
     rows = []
@@ -67,8 +64,6 @@ def comparison_table(runs: Runs, fixed_claim, diffs: Optional[pd.DataFrame] = No
 def comparison_summary(runs: Runs, fixed_claim, diffs: Optional[pd.DataFrame] = None):
     """:func:`comparison_table` in brief: one row per variant, one column per task, each cell the
     difference from softmax [95% CI] over the verdict (° where softmax did not learn the task)."""
-    from ...book.deliver import styled
-
     if not runs.trains:
         return not_run_note(runs)
     diffs = differences(runs) if diffs is None else diffs

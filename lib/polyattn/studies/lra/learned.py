@@ -5,6 +5,8 @@ chance level, and what the runs cost.
 """
 from __future__ import annotations
 
+from ... import analysis
+from ...book.deliver import styled
 from .page import Runs, compact, interval_text, names, not_run_note, plural, task_name
 
 
@@ -12,8 +14,6 @@ def learned_table(runs: Runs):
     """Softmax's test accuracy per task beside the task's chance level, and whether it learned it."""
     if not runs.trains:
         return not_run_note(runs)
-    from ...book.deliver import styled
-
     rows = [{"Task": task_name(t), "Seeds": int(r["n_runs"]),
              "Softmax test accuracy, % [95% CI]": interval_text(r["mean"], r["ci_low"], r["ci_high"]),
              "Chance (%)": f"{100 * r['chance']:.1f}", "Learned": "yes" if r["learned"] else "no"}
@@ -24,8 +24,6 @@ def learned_table(runs: Runs):
 def learned_values(runs: Runs) -> dict[str, str]:
     """The tasks softmax learned and did not, and what the runs cost (runs, hours, longest run in
     minutes, torch threads per run, hardware)."""
-    from ... import analysis
-
     if not runs.trains:
         return {k: runs.not_run for k in ("informative", "uninformative", "n_records", "hours", "longest", "threads",
                                           "hardware")}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analysis import lra as lra_analysis
+from ...book.deliver import styled
 from ...experiments import lra as grids
 from .page import FONT, Runs, shared_legend, task_name, variant_lines, variant_name
 
@@ -22,8 +23,6 @@ def length_tables(runs: Runs) -> list:
     """One table per variable-length task: test accuracy per variant and length bin."""
     if not runs.trains:
         return []
-    from ...book.deliver import styled
-
     frame = length_frame(runs)
     out = []
     for t in [t for t in runs.tasks if t in grids.VARIABLE_LENGTH_TASKS]:

@@ -14,7 +14,12 @@ from functools import lru_cache
 import pandas as pd
 
 from ...analysis import lra as lra_analysis
+from ...book.deliver import styled
+from ...claims.budget import budget_rows, change, shorter_pairs
+from ...claims.report import estimate_cell
 from ...experiments import lra as grids
+from ...runs import stored
+from ...tasks import get_task
 from .page import FIXED, LABELS, SMALL, SOFTMAX, TASKS, VALID, chance_band, margin, pct, steps_of, task_name, variant_name
 
 #: The comparisons of the longer grid the page discusses: (glue prefix, candidate activation, task).
@@ -26,8 +31,6 @@ LONG_COMPARISONS = (("lo_cube", "poly:p=3", "listops"), ("lo_fixed", "poly:p=3,c
 def book_chance(tasks: tuple = tuple(TASKS)) -> dict:
     """Task -> the chance level (majority class, a fraction) of the book preset's data, whatever
     the page's preset: the register's claims read book records."""
-    from ...tasks import get_task
-
     task_impl = get_task("lra")
     configs = grids.lra("book", seeds=[0], tasks=tasks)
     return {t: float(task_impl.load(next(c for c in configs if grids.task_of(c) == t), 1, 0).chance) for t in tasks}
@@ -36,8 +39,6 @@ def book_chance(tasks: tuple = tuple(TASKS)) -> dict:
 def long_pairs(long_claim) -> list:
     """Each comparison of the delivered ``lra_long`` claim beside the same comparison at the book's
     steps (:func:`polyattn.claims.budget.shorter_pairs`)."""
-    from ...claims.budget import shorter_pairs
-
     return shorter_pairs(long_claim.verdict)
 
 
@@ -53,9 +54,6 @@ def long_factors() -> str:
 
 def budget_table(pairs: list):
     """The gaps at the book's steps and with more steps, with each task's chance level."""
-    from ...book.deliver import styled
-    from ...claims.budget import budget_rows
-
     chance = {t: 100 * c for t, c in book_chance(tuple(grids.LONG_TASKS)).items()}
     seeds = max((p.longer.planned for p in pairs), default=0)
     return styled(budget_rows(pairs, "book steps", "more steps", chance=chance),
@@ -69,8 +67,6 @@ def budget_table(pairs: list):
 def budget_counts(pairs: list) -> dict[str, str]:
     """How many of the comparisons' gaps hold, close, narrow, reverse or stay open with more steps
     (:func:`polyattn.claims.budget.change`), and how many comparisons there are."""
-    from ...claims.budget import change
-
     changes = [change(p) for p in pairs]
     out = {k: str(changes.count(k)) for k in ("holds", "closes", "narrows", "reverses", "open", "uninformative")}
     out["total"] = str(len(pairs))
@@ -82,8 +78,6 @@ def long_curve(task: str = "listops") -> pd.DataFrame:
     """Test accuracy of the stored ``lra_long`` book runs of ``task`` after every epoch: one row per
     variant and step with ``mean``, ``min`` and ``max`` over seeds, ``seeds`` and the per-seed values
     ``values`` (fractions).  Empty while no run is stored.  Kept for the session."""
-    from ...runs import stored
-
     records = [r for r in (stored(c) for c in grids.lra_long("book")) if r is not None
                and grids.task_of(r["config"]) == task]
     if not records:
@@ -99,8 +93,6 @@ def long_curve(task: str = "listops") -> pd.DataFrame:
 
 def long_curve_table(curve: pd.DataFrame, task: str = "listops"):
     """:func:`long_curve` for people: one row per variant, one column per step, mean (min to max)."""
-    from ...book.deliver import styled
-
     chance = book_chance((task,))[task]
     rows = []
     for label in [v for v in LABELS if v in set(curve["variant"])]:
@@ -128,9 +120,6 @@ def pair_values(pairs: list, candidate: str, task: str) -> dict[str, str]:
     ``short_softmax``, ``long_candidate``, ``long_softmax``), the register's result on the longer runs
     (``result``), what that does to the gap (``change``: holds, closes, ...), the task's chance
     level and how many times the book's steps the longer runs train (``factor``)."""
-    from ...claims.budget import change
-    from ...claims.report import estimate_cell
-
     keys = ("short_diff", "short_candidate", "short_softmax", "long_diff", "long_candidate", "long_softmax", "result",
             "change")
     task_values = {"chance": pct(book_chance((task,))[task]), "factor": long_factor(task)}

@@ -10,6 +10,7 @@ from typing import Optional
 
 import pandas as pd
 
+from ...book.deliver import styled
 from ...experiments import lra as grids
 from .page import (
     FIXED,
@@ -34,8 +35,6 @@ def padding_table(runs: Runs, padded_claim, diffs: Optional[pd.DataFrame] = None
     sequences vary in length; the padded rows are the registered claim's."""
     if not runs.trains:
         return not_run_note(runs)
-    from ...book.deliver import styled
-
     if diffs is None:
         diffs = differences(runs, VALID, variants=[PADDED, FIXED], tasks=grids.VARIABLE_LENGTH_TASKS)
     registered = registered_rows(padded_claim, runs.preset)

@@ -31,10 +31,18 @@ from functools import lru_cache
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis import lra as lra_analysis
+from ...claims import claim
+from ...claims.report import comparison_rows
+from ...claims.scope import DATA_NAMES
+from ...display import name, typographic
 from ...experiments import lra as grids
 from ...labels import LRA_TASKS, LRA_VARIANTS
 from ...pages.shown import compact  # noqa: F401  (chapter 05 reads it here)
+from ...presets import prologue
+from ...runs import load_or_run_all, stored
+from ...tasks import get_task
 
 LABELS = [label for label, _, _ in LRA_VARIANTS]
 TASKS = list(LRA_TASKS)
@@ -57,8 +65,6 @@ PAPER_LR = 1e-4
 
 def task_name(task: str) -> str:
     """A task as the reader knows it: ``listops`` -> ListOps."""
-    from ...claims.scope import DATA_NAMES
-
     return DATA_NAMES.get(task, task)
 
 
@@ -76,8 +82,6 @@ def listed(items: list) -> str:
 
 def variant_name(label: str) -> str:
     """A variant as the reader knows it: the activation's name, and which N when it has two readings."""
-    from ...display import name
-
     spec, mode = next((s, m) for lbl, s, m in LRA_VARIANTS if lbl == label)
     two = sum(s == spec for _, s, _ in LRA_VARIANTS) > 1
     return name(spec) + (f", N {'padded' if mode == 'padded' else 'valid'}" if two else "")
@@ -85,16 +89,12 @@ def variant_name(label: str) -> str:
 
 def margin() -> float:
     """The equivalence margin (accuracy points) the register fixed for the chapter's claims."""
-    from ...claims import claim
-
     return float(claim("lra_fixed_scale").margin)
 
 
 def chance_band() -> float:
     """The band (points) around a task's chance level within which the register counts a run as
     not having learned."""
-    from ...claims import claim
-
     return float(claim("lra_fixed_scale").chance_band)
 
 
@@ -184,10 +184,6 @@ def load(preset: str, seeds=None, device: str = "cpu", recompute: bool = False) 
 
 @lru_cache(maxsize=4)
 def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
-    from ...presets import prologue
-    from ...runs import load_or_run_all, stored
-    from ...tasks import get_task
-
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     trains, not_run = page.trains, page.not_run
     configs = page.on_device(grids.lra(preset if trains else "book", list(seeds) if seeds else None))
@@ -218,8 +214,6 @@ def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
 def registered_rows(delivered, preset: str) -> dict:
     """Task -> the row (:func:`polyattn.claims.report.comparison_rows`) of a delivered claim's
     comparison on that task; none at a preset other than the book's, whose records the register reads."""
-    from ...claims.report import comparison_rows
-
     if preset != "book":
         return {}
     v = delivered.verdict
@@ -229,8 +223,6 @@ def registered_rows(delivered, preset: str) -> dict:
 def differences(runs: Runs, baseline: str = SOFTMAX, variants=None, tasks=None) -> pd.DataFrame:
     """Each variant minus ``baseline`` with the same seed, per task (paired t interval, Holm over the
     table, TOST against the margin) with its verdict form."""
-    from ... import analysis
-
     if not runs.trains:
         return pd.DataFrame()
     final = runs.final if tasks is None else runs.final[runs.final["lra_task"].isin(tasks)]
@@ -243,8 +235,6 @@ def _p(v) -> str:
 
 
 def _own_row(d, informative: bool) -> dict:
-    from ...display import typographic
-
     diff = (f"{d['mean_diff']:+.1f} [{d['ci_low']:+.1f}, {d['ci_high']:+.1f}]" if d["ci_low"] == d["ci_low"]
             else f"{d['mean_diff']:+.1f}")
     verdict = d["verdict"]

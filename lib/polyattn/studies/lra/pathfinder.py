@@ -15,7 +15,11 @@ from functools import lru_cache
 import pandas as pd
 
 from ...analysis import lra as lra_analysis
+from ...book.deliver import styled
 from ...experiments import lra as grids
+from ...presets import prologue
+from ...runs import page_records
+from ...tasks import get_task
 from .page import PAPER_NOTE, compact, interval_text, listed, plural
 
 
@@ -40,10 +44,6 @@ def pathfinder_check(preset: str, seeds=None, device: str = "cpu", recompute: bo
 
 @lru_cache(maxsize=4)
 def _pathfinder_check(preset: str, seeds, device: str, recompute: bool) -> PathfinderCheck:
-    from ...presets import prologue
-    from ...runs import page_records
-    from ...tasks import get_task
-
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     grid_preset = preset if page.trains else "book"
     configs = page.on_device(grids.pathfinder_budget(grid_preset, list(seeds) if seeds else None))
@@ -62,8 +62,6 @@ def _pathfinder_check(preset: str, seeds, device: str, recompute: bool) -> Pathf
 def pathfinder_table(check: PathfinderCheck, preset: str):
     """The check's models: seeds, images seen, test accuracy, whether it left chance, CPU time."""
     from IPython.display import Markdown
-
-    from ...book.deliver import styled
 
     if not check.complete:
         return Markdown("")

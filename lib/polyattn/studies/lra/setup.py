@@ -12,7 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ... import analysis
+from ...book.deliver import styled
+from ...claims import claim
+from ...data.lra import listops, pathfinder
 from ...experiments import lra as grids
+from ...models.seq_classifier import SEQ_SIZES
 from .page import CLAIMS, FONT, LABELS, PAPER_LR, TASKS, Runs, chance_band, compact, margin, names, plural, task_name
 
 
@@ -20,9 +25,6 @@ def judging_values() -> dict[str, str]:
     """The margin, the test level and power, the test set's size, the binomial standard error of
     one run's accuracy near 50% (points), the chance band, and how many comparisons each claim
     of the chapter has (``comparisons_<claim id>``)."""
-    from ... import analysis
-    from ...claims import claim
-
     test_n = grids.lra("book", seeds=[0])[0].test_subset
     return {"margin": f"±{margin():g} accuracy points", "alpha": f"{analysis.ALPHA:g}", "power": f"{analysis.POWER:g}",
             "test_n": f"{test_n:,}", "binom_se": f"{100 * (0.25 / test_n) ** 0.5:.1f}",
@@ -32,8 +34,6 @@ def judging_values() -> dict[str, str]:
 
 def harness_values() -> dict[str, str]:
     """The harness's model in words and its learning rate."""
-    from ...models.seq_classifier import SEQ_SIZES
-
     size = SEQ_SIZES["nystromformer"]
     return {"model": f"{size['depth']} layers, width {size['dim']}, {size['heads']} heads of "
                      f"{size['dim'] // size['heads']}, MLP {int(size['dim'] * size['mlp_ratio'])}, "
@@ -43,8 +43,6 @@ def harness_values() -> dict[str, str]:
 
 def harness_table():
     """The published harness's setting, one column per task."""
-    from ...book.deliver import styled
-
     paper = pd.DataFrame(grids.paper_table()).set_index("task")
     shown = [("data", "data"), ("train", "train examples"), ("val", "validation examples"), ("test", "test examples"),
              ("max length", "max length (tokens)"), ("batch", "batch"), ("steps", "steps"),
@@ -66,8 +64,6 @@ def grid_values(runs: Runs) -> dict[str, str]:
 def task_tables(runs: Runs) -> list:
     """Two tables (so that neither is wider than the page): what each task asks and how it departs
     from the published one; the data every run of it sees, with its chance level."""
-    from ...book.deliver import styled
-
     if not runs.trains:
         return []
     what, data = [], []
@@ -89,8 +85,6 @@ def task_tables(runs: Runs) -> list:
 def listops_example(runs: Runs) -> dict[str, str]:
     """The shortest of 20 ListOps expressions drawn with the preset's generator settings: the
     expression (as code), its length in tokens and its value."""
-    from ...data.lra import listops
-
     options = dict(runs.by_task("listops")[0].options.get("data", {}))
     sample = listops.generate(20, seed=123, **{**listops.DEFAULTS, **options})
     i = min(range(len(sample.ids)), key=lambda k: len(sample.ids[k]))
@@ -101,8 +95,6 @@ def listops_example(runs: Runs) -> dict[str, str]:
 def pathfinder_figure(runs: Runs):
     """Two Pathfinder images of each label, drawn with the preset's generator settings."""
     import matplotlib.pyplot as plt
-
-    from ...data.lra import pathfinder
 
     options = dict(runs.by_task("pathfinder")[0].options.get("data", {}))
     cfg = pathfinder.preset(14, **options)

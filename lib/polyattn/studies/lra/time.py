@@ -6,6 +6,7 @@ the runs' summed time.
 from __future__ import annotations
 
 from ...analysis import lra as lra_analysis
+from ...book.deliver import styled
 from .page import LABELS, Runs, not_run_note, plural, task_name, variant_name
 
 
@@ -13,8 +14,6 @@ def wall_table(runs: Runs):
     """Mean wall-clock seconds of a run per variant (rows) and task (columns)."""
     if not runs.trains:
         return not_run_note(runs)
-    from ...book.deliver import styled
-
     wall = lra_analysis.wall_table(runs.final, runs.tasks, LABELS)
     rows = [{"Variant": variant_name(v), **{task_name(t): f"{wall.loc[t, v]:.0f}" for t in wall.index}}
             for v in wall.columns]

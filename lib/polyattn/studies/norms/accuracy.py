@@ -6,8 +6,11 @@ from typing import Mapping
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis.tables import bracket_cell, interval_cell, number_cell
+from ...book.deliver import styled
 from ...display import name
+from ...measures import norms as measured
 from .page import Table1, compact, plural, signed
 
 #: The norms correlated with accuracy (each run's mean over its probes), as a reader names them;
@@ -23,8 +26,6 @@ NORM_KEYS = {"attention norm": "attn", "activation Jacobian": "act_jac", "parame
 def run_norms(t1: Table1) -> pd.DataFrame:
     """One row per run: its norms averaged over training and its final accuracy
     (:func:`polyattn.analysis.norms_vs_accuracy`)."""
-    from ... import analysis
-
     return analysis.norms_vs_accuracy(t1.records) if t1 else pd.DataFrame()
 
 
@@ -72,10 +73,6 @@ def correlation_rows(corr: pd.DataFrame) -> list[dict]:
 def correlation_table(t1: Table1):
     """The rank correlations of the page's runs, with the measured claim's bootstrap draws and
     seed (:mod:`polyattn.measures.norms`), captioned with the runs they read."""
-    from ... import analysis
-    from ...book.deliver import styled
-    from ...measures import norms as measured
-
     if not t1:
         return None
     norms = run_norms(t1)

@@ -9,7 +9,14 @@ from typing import Optional
 
 import pandas as pd
 
+from ... import analysis
+from ...analysis import dose_response as dr
+from ...analysis import intervention as iv
+from ...book.deliver import styled
+from ...claims import claim
 from ...display import name
+from ...numbers import estimate
+from ...results import load_records
 
 
 @dataclass
@@ -30,10 +37,7 @@ def intervention_runs(intervention: Optional[list] = None, converged: Optional[l
     """The book's committed records of the intervention (``vit_norm_intervention``) and of the
     converged tier (read at every preset: the section trains nothing); ``intervention`` and
     ``converged`` stand for them in tests."""
-    from ...analysis import intervention as iv
     from ...experiments import vit
-    from ...results import load_records
-
     records = load_records("vit_norm_intervention") if intervention is None else list(intervention)
     conv = load_records("vit_converged") if converged is None else list(converged)
     return Intervention(vit.intervention("book"), records, conv, iv.intervention_final(conv, records))
@@ -41,8 +45,6 @@ def intervention_runs(intervention: Optional[list] = None, converged: Optional[l
 
 def _order(acts) -> list:
     """Softmax, x³/√N, the capped cubic, then k·softmax by k."""
-    from ...analysis import intervention as iv
-
     def key(a):
         k = iv.softmax_factor(a)
         return (0 if a == iv.BASELINE else 1 if a == "poly:p=3" else 2 if a == iv.CAPPED else 3, k or 0)
@@ -54,10 +56,7 @@ def unclipped_runs(intervention: Optional[list] = None, unclipped: Optional[list
     """The intervention without its confounds (``vit_intervention_unclipped``: no clipping, 8·softmax
     with its output compensated, softmax/8, the capped cube) beside softmax and x³/√N at the same
     recipe and seeds (``vit_unclipped``); ``intervention`` and ``unclipped`` stand for them in tests."""
-    from ...analysis import intervention as iv
     from ...experiments import vit
-    from ...results import load_records
-
     records = load_records("vit_intervention_unclipped") if intervention is None else list(intervention)
     base = load_records("vit_unclipped") if unclipped is None else list(unclipped)
     return Intervention(vit.intervention_unclipped("book"), records, base, iv.intervention_final(base, records))
@@ -83,9 +82,6 @@ def _arm(iv_runs: Intervention, act: str) -> str:
 def unclipped_table(iv_runs: Intervention):
     """Per arm of the unconfounded intervention: the runs stored, final test accuracy (mean ± sd
     over seeds) and the norm it leaves at the last probe (the manipulation check)."""
-    from ... import analysis
-    from ...book.deliver import styled
-
     if not iv_runs:
         return None
     summary = analysis.format_summary(analysis.summary_table(iv_runs.final)).set_index("activation")
@@ -103,8 +99,6 @@ def unclipped_table(iv_runs: Intervention):
 
 def unclipped_values(iv_runs: Intervention) -> dict:
     """The manipulation check in words: the norm each arm ends at, mean over its probed runs."""
-    from ...analysis import intervention as iv
-
     checks = norm_check(iv_runs).set_index("activation")
     stored = {r["config"]["activation"] for r in iv_runs.records + iv_runs.converged}
 
@@ -119,9 +113,6 @@ def unclipped_values(iv_runs: Intervention) -> dict:
 
 def accuracy_table(iv_runs: Intervention):
     """Final test accuracy (mean ± sd over seeds) of softmax, x³/√N and each intervention."""
-    from ... import analysis
-    from ...book.deliver import styled
-
     if not iv_runs:
         return None
     summary = analysis.format_summary(analysis.summary_table(iv_runs.final)).set_index("activation")
@@ -132,8 +123,6 @@ def accuracy_table(iv_runs: Intervention):
 
 def norm_check(iv_runs: Intervention) -> pd.DataFrame:
     """:func:`polyattn.analysis.intervention.norm_check` of the activations the section compares."""
-    from ...analysis import intervention as iv
-
     acts = set(iv_runs.final["activation"]) if iv_runs else set()
     checks = iv.norm_check([r for r in iv_runs.converged + iv_runs.records if r["config"]["activation"] in acts])
     return checks.set_index("activation").loc[_order(checks["activation"])].reset_index()
@@ -141,8 +130,6 @@ def norm_check(iv_runs: Intervention) -> pd.DataFrame:
 
 def norm_check_table(iv_runs: Intervention):
     """The manipulation check: ‖A‖_F/√N at the last probe, mean over runs and the largest run."""
-    from ...book.deliver import styled
-
     checks = norm_check(iv_runs)
     if checks.empty:
         return None
@@ -156,8 +143,6 @@ def norm_check_table(iv_runs: Intervention):
 def k_figure(iv_runs: Intervention):
     """Final accuracy of k·softmax against k (one point per seed, the mean joined), with the capped
     cubic at k = 1; None with fewer than two values of k."""
-    from ...analysis import intervention as iv
-
     final = iv_runs.final
     if not iv_runs:
         return None
@@ -193,8 +178,6 @@ def k_figure(iv_runs: Intervention):
 def intervention_values(iv_runs: Intervention) -> dict:
     """The grid's recipe and factors k, the claim's margin, how many of its runs are stored (in
     all and per activation), and the norm check's numbers the prose discusses."""
-    from ...analysis import intervention as iv
-    from ...claims import claim
     from ...data import split_sizes
     from ...experiments import vit
 
@@ -228,10 +211,7 @@ def intervention_values(iv_runs: Intervention) -> dict:
 def dose_runs(records: Optional[list] = None) -> pd.DataFrame:
     """The dose-response's stored runs (``causal_dose_response`` at the book preset, planned configs only)
     as :func:`polyattn.analysis.dose_response.dose_frame`; ``records`` stand for them in tests."""
-    from ...analysis import dose_response as dr
     from ...experiments import causal_rope
-    from ...results import load_records
-
     if records is None:
         planned = {c.hash for c in causal_rope.dose_response("book")}
         records = [r for r in load_records("causal_dose_response") if r.get("config_hash") in planned]
@@ -241,9 +221,6 @@ def dose_runs(records: Optional[list] = None) -> pd.DataFrame:
 def dose_values(frame: pd.DataFrame) -> dict:
     """The asymmetry 8·softmax − softmax/8 and the capped cube's contrast, each as its mean over seeds with
     its 95% t-interval and the pairs it rests on (words while no pair is stored)."""
-    from ...analysis import dose_response as dr
-    from ...numbers import estimate
-
     def said(s: dict, what: str) -> str:
         if not s["pairs"]:
             return f"not yet measured (no seed has both {what} stored)"
@@ -280,8 +257,6 @@ def dose_reading(asym: dict) -> str:
 
 def dose_shown(frame: pd.DataFrame):
     """The dose-response figure with the claim's margin, stamped with its scale; None while no pair is stored."""
-    from ...analysis import dose_response as dr
-    from ...claims import claim
     from ...plotting import stamp
 
     fig = dr.dose_figure(frame, claim("norm_dose_response").margin) if len(frame) else None

@@ -7,7 +7,10 @@ from typing import Optional
 
 import numpy as np
 
+from ...analysis import PERCENT
+from ...analysis import critiques as critique_analysis
 from ...display import name
+from ...runs import page_records
 
 
 @dataclass
@@ -32,12 +35,8 @@ def attention_maps(page, recompute: bool = False, layer: int = -1, head: int = 0
     Figures 2 and 3, from the stored short retrainings (trained only when a record is missing or
     under ``recompute``); None where the page trains nothing.  ``records`` stand for the stored
     ones in tests."""
-    from ...analysis import PERCENT
-    from ...analysis import critiques as critique_analysis
     from ...data import load_dataset
     from ...experiments import short_retrain, vit
-    from ...runs import page_records
-
     if not page.trains:
         return None
     grid = [c for c in page.on_device(short_retrain.short_retrain(page.preset)) if c.activation in vit.NORM_ACTIVATIONS]

@@ -32,7 +32,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ... import analysis
+from ...display import typographic
 from ...pages.shown import compact, glue_keyed  # noqa: F401  (compact: chapter 03 reads it here)
+from ...runs import page_records
 
 #: The smallest font of any figure text, in points.
 SMALL = 9
@@ -44,8 +47,6 @@ glue_values = glue_keyed
 
 def signed(x: float, digits: int = 2) -> str:
     """``+0.21`` / ``−0.06`` with a typographic minus; "none" for a missing number."""
-    from ...display import typographic
-
     return typographic(f"{x:+.{digits}f}") if x == x and x is not None else "none"
 
 
@@ -76,10 +77,7 @@ class Table1:
 def table1_runs(page, seeds=None, recompute: bool = False) -> Table1:
     """Table 1's runs at the page's preset (stored at ``book``, trained under ``smoke``), with
     their probes."""
-    from ... import analysis
     from ...experiments import vit
-    from ...runs import page_records
-
     if not page.trains:
         return Table1(vit.table1("book"), [], page.preset, page.not_run, missing=page.not_run)
     grid = page.on_device(vit.table1(page.preset, seeds))

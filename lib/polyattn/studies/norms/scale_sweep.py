@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import analysis
+from ...analysis import activation_constant
 from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
+from ...runs import page_records
 from .page import SMALL, compact, plural, signed
 
 
@@ -27,10 +31,7 @@ class Sweep:
 def scale_sweep(page, seeds=None, recompute: bool = False) -> Sweep:
     """The sweep of c in c·x³ at the page's preset: the stored runs at ``book``, trained under
     ``smoke``; the book's grid without runs where the page trains nothing."""
-    from ... import analysis
     from ...experiments import vit
-    from ...runs import page_records
-
     if not page.trains:
         return Sweep(vit.scale_sweep("book"), [], None, page.preset, page.not_run)
     grid = page.on_device(vit.scale_sweep(page.preset, seeds))
@@ -42,8 +43,6 @@ def scale_sweep(page, seeds=None, recompute: bool = False) -> Sweep:
 def sweep_values(sweep: Sweep) -> dict:
     """The grid of the sweep in words: its constants, patch sizes, lengths and the factor between
     neighbouring constants, and its caption."""
-    from ...analysis import activation_constant
-
     constants = sorted({activation_constant(c.activation) for c in sweep.grid})
     factor = f"{constants[1][0] / constants[0][0]:g}" if len(constants) > 1 else "none"
     return {"ch03_constants": "{" + ", ".join(label for _, label in constants) + "}",
@@ -115,8 +114,6 @@ def best_constant_rows(best) -> list[dict]:
 
 def best_constant_table(sweep: Sweep):
     """:func:`best_constant_rows` for the page, captioned with the sweep's data and scale."""
-    from ...book.deliver import styled
-
     if sweep.best is None:
         return None
     cfg = sweep.grid[0]

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ... import analysis
 from ...analysis.tables import number_cell
 from ...display import name
 from .page import SMALL, Table1
@@ -35,7 +36,6 @@ def norms_figure(t1: Table1):
         return None
     import matplotlib.pyplot as plt
 
-    from ... import analysis
     from ...experiments import vit
     from ...plotting import activation_color, stamp
 
@@ -80,8 +80,6 @@ def bound_values(t1: Table1) -> dict:
     activation-Jacobian norm against its bounds (with the word "within" or "above"), the two
     cubics' largest ‖A‖_F/√N, the unscaled over the scaled cubic's activation Jacobian and their
     final accuracies."""
-    from ... import analysis
-
     keys = ("ch03_softmax_max_ratio", "ch03_softmax_bound_word", "ch03_softmax_jac_sharp", "ch03_softmax_jac_word",
             "ch03_softmax_jac_paper", "ch03_poly_max_ratio", "ch03_unscaled_max_ratio", "ch03_unscaled_jac_ratio",
             "ch03_unscaled_acc", "ch03_scaled_acc")

@@ -8,7 +8,10 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analysis import physics as pa
+from ...analysis.tables import number_cell
+from ...book.deliver import styled
 from ...labels import PHYSICS_VARIANTS
+from ...tasks.pde import ATTENTION_POINTS
 from .page import POLY, Runs, not_run, variant_name
 
 
@@ -37,9 +40,6 @@ def attention_table(runs: Runs):
     """:func:`attention_rows` for people."""
     if not runs.trains:
         return not_run(runs)
-    from ...analysis.tables import number_cell
-    from ...book.deliver import styled
-
     rows = [{"Activation": variant_name(r["variant"]), "Maps": int(r["maps"]),
              "Largest difference within a row": number_cell(r["row_spread"], ".2g"),
              "Row sums, smallest to largest": f"{number_cell(r['sum_min'])} to {number_cell(r['sum_max'])}"}
@@ -49,16 +49,12 @@ def attention_table(runs: Runs):
 
 
 def _points() -> int:
-    from ...tasks.pde import ATTENTION_POINTS
-
     return ATTENTION_POINTS
 
 
 def attention_values(runs: Runs) -> dict[str, str]:
     """The points each stored map averages, and the largest difference between two weights of one
     row over every map of every variant."""
-    from ...analysis.tables import number_cell
-
     rows = attention_rows(runs).set_index("variant")
     if not len(rows):
         return {"points": str(_points()), "row_spread": runs.not_run, "sums_poly": runs.not_run}

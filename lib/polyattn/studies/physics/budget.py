@@ -16,8 +16,11 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import physics as pa
+from ...book.deliver import styled
+from ...claims.report import comparison_rows
 from ...experiments import physics as grids
 from ...labels import PINNSFORMER_VARIANTS
+from ...measures.stored import grid_records
 from .page import FONT, POLY, SOFTMAX, parameters_text, small, variant_name
 
 
@@ -57,8 +60,6 @@ def budget_runs(root: Optional[Path] = None) -> Budget:
 
 @lru_cache(maxsize=2)
 def _budget_runs(root: Optional[Path]) -> Budget:
-    from ...measures.stored import grid_records
-
     cols = ["grid", "steps", "variant", "seed", "rMAE", "failed", "first_below", "cpu"]
     out, kept = [], {}
     for grid in BUDGET_GRIDS:
@@ -106,8 +107,6 @@ def budget_table(budget: Budget):
     """:func:`budget_summary` for people."""
     from IPython.display import Markdown
 
-    from ...book.deliver import styled
-
     if budget.empty:
         return Markdown("No run of either grid is stored in this checkout.")
     short = _short_steps(budget)
@@ -150,8 +149,6 @@ def budget_values(budget: Budget) -> dict[str, str]:
 def claim_comparison(delivered, comparison_id: str) -> dict[str, str]:
     """One comparison of a delivered registered claim: its difference with its interval (log10),
     the ratio of errors it means, the seed pairs and its result."""
-    from ...claims.report import comparison_rows
-
     v = delivered.verdict
     for r, row in zip(v.comparisons, comparison_rows(v)):
         if r.comparison.id == comparison_id:

@@ -12,7 +12,11 @@ from typing import Optional
 import pandas as pd
 
 from ...analysis import physics as pa
+from ...analysis.tables import interval_cell, number_cell
+from ...book.deliver import styled
+from ...claims.report import comparison_rows
 from ...labels import PDES
+from ..critiques.page import first_only
 from .page import POLY, Runs, margin, not_run, small, variant_name
 
 #: Marks a comparison of a registered claim in the page's own tables.
@@ -40,8 +44,6 @@ def registered_rows(poly_claim, preset: str) -> dict:
     the page reads the book preset (the register reads the book's records)."""
     if poly_claim is None or preset != "book":
         return {}
-    from ...claims.report import comparison_rows
-
     v = poly_claim.verdict
     return {r.comparison.id: {**row, "mean": getattr(r, "mean", math.nan)}
             for r, row in zip(v.comparisons, comparison_rows(v))}
@@ -60,10 +62,6 @@ def comparison_table(runs: Runs, poly_claim=None, diffs: Optional[pd.DataFrame] 
     register's difference, Holm and TOST p-values and result, marked ‡."""
     if not runs.trains:
         return not_run(runs)
-    from ...analysis.tables import interval_cell, number_cell
-    from ...book.deliver import styled
-    from ..critiques.page import first_only
-
     diffs = differences(runs) if diffs is None else diffs
     reg = registered_rows(poly_claim, runs.preset)
     solved = pa.softmax_solved(runs.final)

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis import physics as pa
+from ...book.deliver import styled
 from ...experiments import physics as grids
 from ...labels import PDES, PINN_LABEL
+from ..critiques.page import first_only
 from .page import POLY, SOFTMAX, Runs, margin, not_run, small, variant_name
 
 
 def judging_values() -> dict[str, str]:
     """The failure threshold, the margin (log10 and as a factor), the test level and power, the
     spread factor, and the published errors the threshold is set against."""
-    from ... import analysis
-
     pub = grids.PUBLISHED_ERRORS
     return {"fail": f"{pa.FAIL_RMAE:g}", "margin": f"{margin():.3f}", "margin_factor": f"{10 ** margin():.3g}",
             "alpha": f"{analysis.ALPHA:g}", "power": f"{analysis.POWER:g}", "spread": f"{pa.SPREAD_FACTOR:g}",
@@ -34,9 +35,6 @@ def error_table(runs: Runs):
     rule calls the variant seed-sensitive there."""
     if not runs.trains:
         return not_run(runs)
-    from ...book.deliver import styled
-    from ..critiques.page import first_only
-
     def cell(r):
         if r["n_seeds"] == r["n_diverged"]:
             return "diverged"
@@ -58,8 +56,6 @@ def error_table(runs: Runs):
 def error_values(runs: Runs) -> dict[str, str]:
     """What the runs cost, in one line, and per problem the failed seeds of softmax, x³/√N and the
     PINN (``failed_<pde>_<softmax|poly|pinn>``: "0 of 5")."""
-    from ... import analysis
-
     table = runs.table.set_index(["pde", "variant"]) if runs.trains else pd.DataFrame()
     out = {"budget": analysis.budget_text(analysis.compute_budget(runs.records)) if runs.trains else runs.not_run}
     for p in PDES:

@@ -32,11 +32,17 @@ from functools import lru_cache
 import pandas as pd
 
 from ...analysis import physics as pa
+from ...claims import claim
+from ...data.pde import get_pde
+from ...display import name
 from ...experiments import physics as grids
 from ...labels import PDES, PINNSFORMER_VARIANTS
 from ...measures.physics import GREEK, physics_scope
+from ...measures.stored import GridRecords
 from ...pages.controls import control_values  # noqa: F401  (the positive control, in words, for the page)
 from ...pages.shown import fold, glue_values  # noqa: F401  (glue for the page's text and its folded parts)
+from ...presets import prologue
+from ...runs import load_or_run_all, stored
 
 SOFTMAX, POLY = "softmax", "x^3/sqrt(N)"
 #: What the paper preset does not run.
@@ -50,15 +56,11 @@ SMALL = [{"selector": "th, td", "props": "font-size: 0.8em"}]
 
 def variant_name(label: str) -> str:
     """A variant as the reader knows it: x³/√N for ``x^3/sqrt(N)``; the PINN as it is."""
-    from ...display import name
-
     return name(dict(PINNSFORMER_VARIANTS)[label]) if label in dict(PINNSFORMER_VARIANTS) else label
 
 
 def parameters_text(spec: str) -> str:
     """A problem's parameters in words: ``convection:beta=30`` -> "β = 30"."""
-    from ...data.pde import get_pde
-
     return ", ".join(f"{GREEK.get(k, k)} = {v:g}" for k, v in get_pde(spec).params.items())
 
 
@@ -111,9 +113,6 @@ def load(preset: str, seeds=None, device: str = "cpu", recompute: bool = False) 
 
 @lru_cache(maxsize=4)
 def _load(preset: str, seeds, device: str, recompute: bool) -> Runs:
-    from ...presets import prologue
-    from ...runs import load_or_run_all, stored
-
     page = prologue(preset, device, paper_note=PAPER_NOTE)
     configs = page.on_device(grids.physics(preset if page.trains else "book", list(seeds) if seeds else None))
     runs = Runs(preset, page.trains, page.not_run, configs)
@@ -139,15 +138,11 @@ def not_run(runs: Runs):
 
 def margin() -> float:
     """The equivalence margin (log10 rMAE) the register fixed for the chapter's claims."""
-    from ...claims import claim
-
     return float(claim("physics_poly").margin)
 
 
 def scope(runs: Runs) -> str:
     """The setting of the page's runs in words (:func:`polyattn.measures.physics.physics_scope`)."""
-    from ...measures.stored import GridRecords
-
     if not runs.configs:
         return runs.not_run
     return physics_scope(GridRecords(tuple(runs.configs), ()))

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import math
 
+from ...book.deliver import styled
+from ...data.pde import get_pde
 from ...experiments import physics as grids
 from ...labels import PDES
+from ...models.pinnsformer import SEQ_DT, SEQ_LEN
 from .page import FONT, Runs, parameters_text, small
 
 #: The equations, conditions and closed-form solutions, as the page writes them.
@@ -29,8 +32,6 @@ REFERENCE_POINTS = 101
 def intro_values() -> dict[str, str]:
     """The tokens per point and their time step, how much smaller 1/14 is than 1/sqrt(N) (on the
     weights, and on the scores), and what users of the published code report about seeds."""
-    from ...models.pinnsformer import SEQ_DT, SEQ_LEN
-
     ratio = 14 / math.sqrt(SEQ_LEN)
     return {"k": str(SEQ_LEN), "dt": f"{SEQ_DT:g}", "scale_ratio": f"{ratio:.2f}",
             "score_ratio": f"{ratio ** (1 / 3):.2f}", "seed_report": grids.SEED_REPORT}
@@ -44,9 +45,6 @@ def problem_specs(runs: Runs) -> dict[str, str]:
 def problem_tables(runs: Runs) -> list:
     """Two tables, so that neither is wider than the page: the equations with their parameters
     and domains, then their conditions and closed-form solutions."""
-    from ...book.deliver import styled
-    from ...data.pde import get_pde
-
     first, second = [], []
     for name, spec in problem_specs(runs).items():
         pde = get_pde(spec)
@@ -62,8 +60,6 @@ def problem_tables(runs: Runs) -> list:
 def reference(spec: str, n: int = REFERENCE_POINTS):
     """The closed-form solution of ``spec`` on an ``n`` x ``n`` grid (rows are times), and the PDE."""
     import torch
-
-    from ...data.pde import get_pde
 
     pde = get_pde(spec)
     g = pde.grid(n, n, dtype=torch.float64)
@@ -100,8 +96,6 @@ def solution_figure(runs: Runs):
 def problem_values(runs: Runs) -> dict[str, str]:
     """The convection speed of the page's runs and the published one, whether they are the same,
     and how often the solution crosses the domain in t in [0, 1]."""
-    from ...data.pde import get_pde
-
     conv, published = get_pde(problem_specs(runs)["convection"]), get_pde("convection")
     same = conv.params == published.params
     return {"beta": f"{conv.params['beta']:g}", "beta_published": f"{published.params['beta']:g}",

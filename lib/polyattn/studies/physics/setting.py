@@ -13,9 +13,16 @@ from typing import Optional
 
 import pandas as pd
 
+from ... import activations
 from ...analysis import physics as pa
+from ...book.deliver import styled
+from ...display import markdown_table
 from ...experiments import physics as grids
+from ...formulas import math_formula
 from ...labels import PDES, PINN_LABEL, PINNSFORMER_VARIANTS
+from ...models.pinn import PINN_SIZES
+from ...models.pinnsformer import PINNSFORMER_SIZES
+from ...runs import stored
 from .page import SOFTMAX, Runs, fold, parameters_text, small, variant_name
 
 
@@ -30,10 +37,6 @@ def variants_table(runs: Runs):
     attention weights with N = 5, the seeds, and whether the weights are non-negative and rows sum
     to one."""
     from IPython.display import Markdown
-
-    from ... import activations
-    from ...display import markdown_table
-    from ...formulas import math_formula
 
     rows = []
     for label, spec in PINNSFORMER_VARIANTS:
@@ -58,9 +61,6 @@ def setting_values() -> dict[str, str]:
     PINN's width (``pinn``), both collocation grids (``grid``, ``pinn_grid``), the L-BFGS steps
     on convection, reaction and the wave (``steps``) and how often the test error is computed
     (``eval``)."""
-    from ...models.pinn import PINN_SIZES
-    from ...models.pinnsformer import PINNSFORMER_SIZES
-
     out = {}
     for key in ("book", "paper"):
         s = grids.SCALES[key]
@@ -75,8 +75,6 @@ def setting_values() -> dict[str, str]:
 
 def setting_tables() -> list:
     """The models under the book and paper presets, then the problems and their optimisation."""
-    from ...book.deliver import styled
-
     setting = pd.DataFrame(grids.setting_table())
     models = setting[["preset", "PINNsFormer", "PINNsFormer grid", "PINN", "PINN grid"]].drop_duplicates()
     problems = [{"PDE": r["PDE"], "preset": r["preset"], "parameters": parameters_text(r["problem"]),
@@ -97,8 +95,6 @@ def book_notes():
 def probes_table():
     """The probes that sized the book preset: seconds (CPU for the short probes, wall for the long
     ones, each probe has one of the two) and the test rMAE reached."""
-    from ...book.deliver import styled
-
     rows = [{"PDE": r["PDE"].replace("beta", "β"),
              "Model": ", ".join(variant_name(p) for p in r["model"].replace("_", " ").split(", ")),
              "Grid": r["grid"].replace(" x ", " × "), "Steps × iterations": r["steps x iterations"].replace(" x ", " × "),
@@ -125,8 +121,6 @@ def fold_setting(runs: Runs, prefix: str = "ch06_fold") -> list[str]:
 
 
 def _published_speed_final(root: Optional[Path] = None) -> pd.DataFrame:
-    from ...runs import stored
-
     records = [r for r in (stored(c, root) for c in grids.published_speed_runs()) if r is not None]
     if not records:
         return pd.DataFrame()
@@ -138,8 +132,6 @@ def _published_speed_final(root: Optional[Path] = None) -> pd.DataFrame:
 def published_speed_table(root: Optional[Path] = None):
     """The first book runs, on convection at the published speed: final rMAE and training loss."""
     from IPython.display import Markdown
-
-    from ...book.deliver import styled
 
     final = _published_speed_final(root)
     if final.empty:

@@ -14,8 +14,12 @@ from typing import Optional, Sequence
 
 import pandas as pd
 
-from ... import theory
+from ... import model_norms, theory
+from ...analysis.tables import number_cell
+from ...book.deliver import styled
+from ...display import name
 from ...measures import proofs_measurements
+from ...results import results_root
 from .page import P_MAX, UNSCALED_CUBE, claim_numbers, formatted, nowrap_table, pm_cell
 
 #: The activations whose norms the page measures on a micro ViT at initialisation (and trained).
@@ -84,16 +88,12 @@ FACTOR_MODELS = (proofs_measurements.VIT_B, "ViT-Ti (Tiny-ImageNet, patch 4)", "
 def factors_table(p: int = P_MAX, models: Sequence[str] = FACTOR_MODELS):
     """The two factors of Corollary 4.3's bound at the sizes ``models`` of
     :data:`polyattn.theory.MODEL_SIZES`, with the scores scaled by 1/√d and read without it."""
-    from ...analysis.tables import number_cell
-
     factors = theory.bound_factors_table([p], {m: theory.MODEL_SIZES[m] for m in models})
     rows = [{"model": r.model.split(" (")[0] if "micro" not in r.model else "micro ViT", "N, D, d": f"{r.N}, {r.D}, {r.d_head}",
              "√N": f"{r.n_factor:.3g}", "D factor, ÷ √d": f"{r.dfactor_scaled_scores:.3g}",
              "unscaled, D = width | d": f"{number_cell(r.dfactor_model)} | {number_cell(r.dfactor_head)}",
              "√N reaches it at N =": f"{number_cell(r.n_crossover_model, '.2g')} | {number_cell(r.n_crossover_head, '.2g')}"}
             for r in factors.itertuples()]
-    from ...book.deliver import styled
-
     # single numbers stay on one line; the two-number cells ("a | b") may break at their bar
     table = styled(rows, f"The two factors of Corollary 4.3's bound for p = {p} (unit-variance factors, exact "
                          "arithmetic): the D factor with the scores divided by √d, and without it, D the width | d")
@@ -121,17 +121,12 @@ def head_dim_numbers(n: int = 196, D: int = 768, ds: tuple[int, int] = (64, 768)
 def init_norms(preset: str, seed: int) -> pd.DataFrame:
     """:func:`polyattn.model_norms.init_model_norms` of :data:`MODEL_SPECS` on the micro ViT; kept
     for the session."""
-    from ... import model_norms
-
     return model_norms.init_model_norms(list(MODEL_SPECS), seed, size="micro", batch=theory.preset(preset).vit_batch)
 
 
 def trained_norms(preset: str, results: Optional[str] = None) -> pd.DataFrame:
     """The norms at the last probed step of the finished Table 1 training records stored at
     ``preset`` (:func:`polyattn.model_norms.trained_norms_from_records`); empty when none is stored."""
-    from ... import model_norms
-    from ...results import results_root
-
     directory = results if results is not None else str(results_root(preset) / "vit_table1")
     return model_norms.trained_norms_from_records(directory)
 
@@ -140,9 +135,6 @@ def model_norms_table(init: pd.DataFrame, trained: pd.DataFrame, preset: str):
     """Per activation: ‖A‖_F/√N of the micro ViT at initialisation, the std of its scores and the
     i.i.d.-Gaussian prediction from it; and, when trained records are stored, the same norm at their
     last probed step (mean and largest over records, layers and heads)."""
-    from ...analysis.tables import number_cell
-    from ...display import name
-
     at_init = init.groupby("activation", sort=False)[["fro_over_sqrt_n", "score_std", "gaussian_over_sqrt_n"]].mean()
     trained_stats = None
     if not trained.empty:
@@ -171,8 +163,6 @@ def model_norms_numbers(init: pd.DataFrame, trained: pd.DataFrame) -> dict[str, 
     """The glued numbers of the initialisation section: the score scale, the norms of softmax and
     x³/√N, the measured x³/√N norm over its Gaussian prediction, and the number of trained records
     read."""
-    from ...analysis.tables import number_cell
-
     mean = init.groupby("activation")[["fro_over_sqrt_n", "score_std"]].mean()
     cube = init[init.activation == f"poly:p={P_MAX}"]
     return {"init_n": f"{int(init.N.iloc[0])}", "init_score_std": f"{init.score_std.mean():.2g}",

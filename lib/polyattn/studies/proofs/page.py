@@ -28,6 +28,8 @@ from functools import lru_cache
 from typing import Mapping
 
 from ... import theory
+from ...analysis.tables import number_cell
+from ...book.deliver import deliver, glue, styled
 from ...measures import proofs_measurements
 from ...numbers import scientific
 
@@ -83,8 +85,6 @@ def formatted(numbers: Mapping[str, object], formats: Mapping[str, str], prefix:
 def glue_all(values: Mapping[str, str], prefix: str = "ch02_") -> None:
     """Glue each value as ``<prefix><key>`` for the page's ``{glue:text}`` references (the glue
     writes powers of ten and minus signs as a reader reads them)."""
-    from ...book.deliver import glue
-
     for key, value in values.items():
         glue(f"{prefix}{key}", value, display=False)
 
@@ -93,8 +93,6 @@ def glue_all(values: Mapping[str, str], prefix: str = "ch02_") -> None:
 def finding(claim_id: str):
     """The finding of a delivered claim (its stored measurement at the book preset); kept for the
     session."""
-    from ...book.deliver import deliver
-
     return deliver(claim_id, glue_it=False).verdict
 
 
@@ -109,8 +107,6 @@ def claim_numbers(claim_id: str) -> dict:
 def nowrap_table(rows: list[dict], caption: str, nowrap: str = "td"):
     """:func:`polyattn.book.deliver.styled` with the cells ``nowrap`` selects kept on one line, so
     that a number and its interval or power of ten never break across lines."""
-    from ...book.deliver import styled
-
     return styled(rows, caption).set_table_styles([{"selector": nowrap, "props": "white-space: nowrap"}],
                                                   overwrite=False)
 
@@ -139,8 +135,6 @@ def pm_cell(estimate: float, low: float, high: float, fmt: str = ".3f") -> str:
     """An estimate with the half-width of its symmetric 95% interval to as many decimals, "0.505 ±
     0.009", "12.0 ± 0.3" (the page's intervals are normal or Student-t intervals, symmetric about
     the estimate)."""
-    from ...analysis.tables import number_cell
-
     shown = number_cell(estimate, fmt)
     decimals = len(shown.split(".")[1]) if "." in shown else 0
     return f"{shown} ± {(high - low) / 2:.{decimals}f}"
@@ -151,8 +145,6 @@ def pm_cell(estimate: float, low: float, high: float, fmt: str = ".3f") -> str:
 
 def findings_table():
     """Each result of the paper's section 4 with the form its finding takes and the evidence."""
-    from ...book.deliver import styled
-
     return styled([{"result": label, "verdict": finding(cid).form, "evidence": evidence}
                    for cid, label, evidence in CLAIMS],
                   "Each result of the paper's section 4, as this chapter's computations judge it (book preset)")

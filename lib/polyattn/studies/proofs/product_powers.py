@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import theory
+from ...display import name
 from ...measures import proofs_measurements
 from .page import P_MAX, UNSCALED_CUBE, legend, nowrap_table, pm_cell, power_color, stamp
 
@@ -120,8 +121,6 @@ def score_scale_figure(by_sigma: pd.DataFrame, preset: str):
     import matplotlib.pyplot as plt
 
     from ... import plotting
-    from ...display import name
-
     P = theory.preset(preset)
     fig, ax = plt.subplots(figsize=(6.4, 3.3))
     plotting.line_plot(by_sigma, "sigma", "mean", ax=ax, band=None, logx=True, logy=True, legend=False,

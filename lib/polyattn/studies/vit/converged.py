@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ...claims.register import claim
 from ...display import name
 from .page import book_runs, number_text, to_run
 
@@ -54,6 +55,4 @@ def converged_numbers() -> dict[str, object]:
 
 def converged_caption() -> str:
     """The converged tier's results table caption: the register's account of its scale."""
-    from ...claims.register import claim
-
     return f"The converged tier against softmax: {claim('converged_scale_needed').scale}, the committed records"

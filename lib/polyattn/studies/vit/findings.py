@@ -5,6 +5,10 @@ and key number, each linked to its section, and the claims still waiting for run
 """
 from __future__ import annotations
 
+from ...claims.checklist import SHORT
+from ...claims.evaluate import evaluate
+from ...claims.register import MEASURED, REGISTER
+from ...claims.report import answer_rows, section_label
 from .page import to_run
 
 #: The closing list's short name of each claim of the chapter (the review checklist's where it has one).
@@ -17,8 +21,6 @@ MEASURED_SECTIONS = {"fig1_scale": "vit-scale"}
 
 def short_name(claim_id: str) -> str:
     """A claim's name in a few words, for the closing list."""
-    from ...claims.checklist import SHORT
-
     return {**SHORT, **SHORT_NAMES}.get(claim_id, claim_id)
 
 
@@ -26,10 +28,6 @@ def findings_list(chapter: str = "04_vit") -> str:
     """The closing list (Markdown): one line per claim of ``chapter`` with paired runs, its short
     name linked to its section, the register's verdict and its key number, then each measured
     claim; the claims still waiting for runs in one sentence with their grids' stored runs."""
-    from ...claims.evaluate import evaluate
-    from ...claims.register import MEASURED, REGISTER
-    from ...claims.report import answer_rows, section_label
-
     ids = [cid for cid, c in REGISTER.items() if c.chapter == chapter]
     verdicts = {cid: evaluate(cid) for cid in ids}
     rows = {r["id"]: r for r in answer_rows(verdicts, ids)}

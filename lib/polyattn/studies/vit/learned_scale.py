@@ -10,6 +10,8 @@ from typing import Optional
 
 import numpy as np
 
+from ...book.deliver import styled
+
 
 def learned_scales(records: list[dict]) -> Optional[np.ndarray]:
     """The learned factors g_h of every run, as runs × layers × heads (None without any)."""
@@ -20,8 +22,6 @@ def learned_scales(records: list[dict]) -> Optional[np.ndarray]:
 def learned_scale_table(records: list[dict]):
     """Per layer, the learned factor g_h (in units of 1/sqrt(N)) after training: mean, smallest
     and largest over the runs and their heads."""
-    from ...book.deliver import styled
-
     arr = learned_scales(records)
     if arr is None:
         return None

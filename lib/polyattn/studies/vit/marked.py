@@ -5,8 +5,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analysis.tables import number_cell
+from ...claims import claim
 from ...claims.floors import floor
+from ...data.fashion_mnist import CLASS_NAMES, load_fashion_mnist
+from ...data.marked import SCENE_SEED, marked_scenes
 from ...display import name
+from ...experiments import vit_marked
+from ...experiments.vit_marked import MARKED_ACTIVATIONS, PROBE_EPOCHS
 from .page import FONT, WIDTH, book_runs
 
 #: The probes' two arms, in the order they are drawn.
@@ -20,17 +25,12 @@ def garment_set_floor() -> float:
 
 def gate_band() -> str:
     """How far beyond the garment-set floor the claim's baseline must be (points), as registered."""
-    from ...claims import claim
-
     return f"{claim('marked_garment').gate.band:g}"
 
 
 def scenes_figure(n: int = 4):
     """``n`` test scenes, each titled with its label, the class of the garment in the marked quarter."""
     import matplotlib.pyplot as plt
-
-    from ...data.fashion_mnist import CLASS_NAMES, load_fashion_mnist
-    from ...data.marked import SCENE_SEED, marked_scenes
 
     _, _, images, labels = load_fashion_mnist()
     x, y, _, _ = marked_scenes(images, labels, n, SCENE_SEED + 1)
@@ -45,8 +45,6 @@ def scenes_figure(n: int = 4):
 
 def probe_runs() -> list[dict]:
     """The stored probe records (book preset)."""
-    from ...experiments import vit_marked
-
     return book_runs(vit_marked.marked_probe)
 
 
@@ -58,8 +56,6 @@ def probe_values(records: Sequence[dict]) -> dict[str, str]:
     """``ch04_marked_probe_<arm>_<epochs>``: each probe's final test accuracy (%), "not run" where none is
     stored; ``ch04_marked_floor``: the garment-set floor; ``ch04_marked_gap``: softmax − uniform at the
     longest budget with both (points)."""
-    from ...experiments.vit_marked import PROBE_EPOCHS
-
     final = {(r["config"]["activation"], r["config"]["epochs"]): _curve(r)[-1] for r in records if _curve(r)}
     out = {f"ch04_marked_probe_{arm}_{e}": number_cell(final[(arm, e)], ".1f") + "%" if (arm, e) in final else "not run"
            for arm in PROBE_ARMS for e in PROBE_EPOCHS["book"]}
@@ -102,16 +98,12 @@ def probe_figure(records: Sequence[dict], preset: str = "book"):
 
 def marked_runs() -> list[dict]:
     """The stored records of the claim's own grid, ``vit_marked`` (book preset)."""
-    from ...experiments import vit_marked
-
     return book_runs(vit_marked.marked)
 
 
 def final_accuracies(records: Sequence[dict]) -> dict[str, dict[int, float]]:
     """Each arm's final test accuracy (%) by seed, arms in the grid's order; runs that did not end
     ``ok`` are left out."""
-    from ...experiments.vit_marked import MARKED_ACTIVATIONS
-
     out: dict[str, dict[int, float]] = {arm: {} for arm in MARKED_ACTIVATIONS}
     for r in records:
         curve = _curve(r)
@@ -123,8 +115,6 @@ def final_accuracies(records: Sequence[dict]) -> dict[str, dict[int, float]]:
 def marked_values(records: Sequence[dict]) -> dict[str, str]:
     """``ch04_marked_means``: each arm's mean final test accuracy with its seeds, in words ("not run"
     for an arm with none); ``ch04_marked_margin``: the claim's registered margin (points)."""
-    from ...claims import claim
-
     parts = []
     for arm, by_seed in final_accuracies(records).items():
         vals = list(by_seed.values())

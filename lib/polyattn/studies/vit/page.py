@@ -35,9 +35,15 @@ from typing import Callable, Optional, Sequence
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis.tables import interval_cell, number_cell, registered_cell
+from ...book.deliver import glue, registered_rows, styled
+from ...book.views import SMALL, per_seed_view, with_note
+from ...claims.register import claim
+from ...claims.report import answer_rows, comparison_rows
 from ...display import name
 from ...pages.shown import glue_keyed
+from ...runs import load_or_run_all, page_records
 
 #: Marks a comparison whose numbers and result are the claim register's.
 REGISTERED = "‡"
@@ -63,8 +69,6 @@ def number_text(x, fmt: str = ".2f", missing: str = "not computed") -> str:
 
 def margin() -> float:
     """The equivalence margin (accuracy points) of the chapter's claims, from the register."""
-    from ...claims.register import claim
-
     return claim("table_parity").margin
 
 
@@ -73,8 +77,6 @@ def margin() -> float:
 
 def claim_rows(delivered) -> dict[str, dict]:
     """Comparison id -> its row (:func:`polyattn.claims.report.comparison_rows`) of a delivered claim."""
-    from ...claims.report import comparison_rows
-
     v = delivered.verdict
     return {r.comparison.id: row for r, row in zip(v.comparisons, comparison_rows(v))}
 
@@ -91,9 +93,6 @@ def claim_table(delivered, min_pairs: int = 2):
     """A delivered claim's table without the comparisons that have fewer than ``min_pairs``
     stored seed pairs (no interval and no test yet; the caption names them), None when no
     comparison has that many."""
-    from ...book.deliver import styled
-    from ...book.views import with_note
-
     columns = list(delivered.table.data.columns)
     rows = list(zip(delivered.verdict.comparisons, claim_rows(delivered).values()))
     kept = [{k: row[k] for k in columns} for r, row in rows if r.n >= min_pairs]
@@ -106,8 +105,6 @@ def claim_table(delivered, min_pairs: int = 2):
 
 def registered(grid: str, delivered: Sequence, preset: str, pooled: bool = False) -> dict[str, dict]:
     """Activation -> the register's comparison with softmax in ``grid`` (book preset only)."""
-    from ...book.deliver import registered_rows
-
     return registered_rows(grid, delivered, pooled=pooled, preset=preset)
 
 
@@ -115,8 +112,6 @@ def verdict_numbers(prefix: str, delivered) -> dict[str, str]:
     """A registered claim's verdict for the prose: ``<prefix>_form`` (the register's word, † when its
     margin or chance level was fixed after runs were seen, "(interim)" while planned pairs are
     missing) and ``<prefix>_key`` (its key comparison with the difference and 95% interval)."""
-    from ...claims.report import answer_rows
-
     v = delivered.verdict
     rows = answer_rows({v.claim.id: v}, [v.claim.id])
     late = bool(v.claim.registered_after or v.claim.chance_registered_after)
@@ -132,8 +127,6 @@ def grid_stored(grid_name: str, root=None) -> tuple[int, int]:
     """(stored, planned) runs of a grid at the book preset (records under ``root``, default the
     book's store)."""
     from ...experiments import GRIDS
-    from ...runs import page_records
-
     configs = GRIDS[grid_name]("book", None)
     return len(page_records(configs, "book", root=root)), len(configs)
 
@@ -155,8 +148,6 @@ def glue_folded(name_: str, shown, missing: str = "No record of this grid is sto
     closed so that it is not shown where it is made; nothing to show (None) glues ``missing``."""
     from IPython.display import Markdown
 
-    from ...book.deliver import glue
-
     glue(name_, Markdown(f"*{missing}.*") if shown is None else shown, display=False)
     if hasattr(shown, "savefig"):
         import matplotlib.pyplot as plt
@@ -169,8 +160,6 @@ def compact_claims_table(delivered: Sequence, min_pairs: int = 2):
     [95% CI], pairs, the register's result), without those with fewer than ``min_pairs`` stored
     pairs (the caption names them); None when none has that many.  Holm and TOST p are in the
     register's full table (``delivered.table``)."""
-    from ...book.deliver import styled
-
     rows, waiting, heads, tails = [], [], [], []
     for d in delivered:
         caption = d.table.caption or ""
@@ -201,8 +190,6 @@ def runs(page, grid: Callable, seeds=None, recompute: bool = False, stored_only:
     """The records of ``grid(preset, seeds)`` for the page: none when the page trains nothing
     (preset paper); with ``stored_only`` the stored records at the book preset
     (:func:`polyattn.runs.page_records`), else every record, trained where missing."""
-    from ...runs import load_or_run_all, page_records
-
     if not page.trains:
         return []
     configs = page.on_device(grid(page.preset, seeds))
@@ -214,15 +201,11 @@ def runs(page, grid: Callable, seeds=None, recompute: bool = False, stored_only:
 def book_runs(grid: Callable) -> list[dict]:
     """The committed records of a grid that only the book preset runs (hours a run, never trained
     by a page), read at every preset."""
-    from ...runs import page_records
-
     return page_records(grid("book"), "book")
 
 
 def caption(page, grid: Callable, records: list[dict], seeds=None) -> str:
     """What a grid trains at the page's preset (:func:`polyattn.analysis.grid_caption`)."""
-    from ... import analysis
-
     if not page.trains:
         return page.not_run
     return analysis.grid_caption(grid(page.preset, seeds), records, page.preset)
@@ -244,8 +227,6 @@ def result_rows(records: list[dict], claims: Optional[dict] = None, order: Optio
     apart), the paired difference from ``baseline`` with its 95% interval, the seed pairs and,
     for a comparison of a registered claim (``claims``: activation -> the register's row), the
     register's numbers and result, marked ‡."""
-    from ... import analysis
-
     claims = claims or {}
     final = analysis.final_accuracy(records)
     summary = _ordered(analysis.summary_table(final), order)
@@ -276,9 +257,6 @@ def result_rows(records: list[dict], claims: Optional[dict] = None, order: Optio
 def results_table(records: list[dict], claims: Optional[dict] = None, caption_text: str = "",
                   order: Optional[Sequence[str]] = None):
     """:func:`result_rows` as a styled table; the caption says which rows are description."""
-    from ...book.deliver import styled
-    from ...book.views import SMALL, with_note
-
     if not records:
         return None
     rows = result_rows(records, claims, order)
@@ -289,9 +267,6 @@ def results_table(records: list[dict], claims: Optional[dict] = None, caption_te
 
 def per_seed_table(records: list[dict], caption_text: str, index=("activation",)):
     """The final test accuracy of every run, one column per seed."""
-    from ... import analysis
-    from ...book.views import per_seed_view
-
     if not records:
         return None
     return per_seed_view(analysis.final_accuracy(records), index=list(index), caption=caption_text)

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ... import analysis
+from ...book.deliver import styled
+from ...book.views import SMALL, best_view
+from ...measures import scale
 from .page import number_text
 
 
 def sweep_table(records: list[dict], preset: str, caption_text: str):
     """The best constant per length of a sweep's records (:func:`polyattn.book.views.best_view`)."""
-    from ... import analysis
-    from ...book.views import best_view
-
     if not records:
         return None
     best = analysis.best_constant(analysis.final_accuracy(records), n_boot=1000, seed=0)
@@ -31,8 +32,6 @@ def fig1_numbers(numbers: Mapping[str, object]) -> dict[str, object]:
     """Which sweep decides the measured claim ``fig1_scale``, at what scale, and its best constant
     per length, for the prose (the slope and its interval are in the claim's sentence)."""
     from IPython.display import Markdown
-
-    from ...measures import scale
 
     lengths = sorted(int(k.removeprefix("best c at N = ")) for k in numbers if k.startswith("best c at N = "))
     return {"ch04_best_by_length": ", ".join(f"{numbers[f'best c at N = {n}']} at N = {n}" for n in lengths) or "none",
@@ -50,9 +49,6 @@ def long_sweep_table(numbers: Mapping[str, object]):
     """The longer sweep, one row per complete length: the mean accuracy of each constant, the
     spread across the constants, the largest seed standard deviation and the measure's reading
     (None while no length is complete)."""
-    from ...book.deliver import styled
-    from ...book.views import SMALL
-
     lengths = long_lengths(numbers)
     if not lengths:
         return None

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 
+from ... import analysis
+from ...book.deliver import styled
+from ...book.views import SMALL
 from ...display import name
 from .page import margin
 
 
 def judging_numbers() -> dict[str, str]:
     """The margin, level and power the prose of "How the comparisons are judged" states."""
-    from ... import analysis
-
     m = margin()
     return {"ch04_margin": f"±{m:g} accuracy point{'' if m == 1 else 's'}", "ch04_alpha": f"{analysis.ALPHA:g}",
             "ch04_power": f"{analysis.POWER:g}"}
@@ -27,8 +28,6 @@ def judging_numbers() -> dict[str, str]:
 
 def paper_table():
     """The paper's ViT configurations (listed, not run)."""
-    from ...book.deliver import styled
-    from ...book.views import SMALL
     from ...experiments import vit
 
     rows = [{"Dataset": r["dataset"].replace("_", " "), "Model": r["model"], "Tokens": r["tokens"],
@@ -40,8 +39,6 @@ def paper_table():
 def deviations_table():
     """What the paper ran against what the book preset runs: the Table 1 and 2 analogues and the
     converged tiers (all the training images, with and without clipping, and the DeiT-style recipe)."""
-    from ... import analysis
-    from ...book.deliver import styled
     from ...experiments import vit
 
     ours = vit.table1("book") + vit.table2("book") + vit.converged("book") + vit.unclipped("book") \

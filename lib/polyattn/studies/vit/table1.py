@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ... import analysis
 from ...analysis.tables import interval_cell
 from .page import margin, number_text
 
@@ -25,8 +26,6 @@ def power_numbers(records: list[dict]) -> dict[str, str]:
     of the minimal detectable effects against softmax, and the smallest two-sided p-value a
     Wilcoxon signed-rank test can reach with that many pairs."""
     from scipy import stats
-
-    from ... import analysis
 
     if not records:
         return {k: "not run" for k in ("ch04_t1_seeds", "ch04_t_mult", "ch04_mde_low", "ch04_mde_high",
@@ -46,8 +45,6 @@ def power_numbers(records: list[dict]) -> dict[str, str]:
 
 def scale_differences(records: list[dict]) -> pd.DataFrame:
     """The paper's fixed x³/14 and the unscaled x³ against x³/sqrt(N), paired by seed, Holm over the two."""
-    from ... import analysis
-
     final = analysis.final_accuracy(records)
     present = [a for a in ("poly:p=3,c=1/14", "poly:p=3,c=1") if (final["activation"] == a).any()]
     return analysis.paired_difference(final, baseline="poly:p=3", compare=present, margin=margin())

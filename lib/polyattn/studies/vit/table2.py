@@ -13,7 +13,10 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ... import analysis
 from ...analysis.tables import interval_cell, recipe_label, registered_cell
+from ...book.deliver import styled
+from ...book.views import SMALL, with_note
 from ...display import name
 from .page import DESCRIPTION_NOTE, FONT, margin, number_text, to_run
 
@@ -22,16 +25,12 @@ _CELLS = ["model", "augment"]
 
 def table2_cells(records: list[dict]) -> pd.DataFrame:
     """x³/sqrt(N) against softmax in each model/recipe cell, paired by seed."""
-    from ... import analysis
-
     final = analysis.final_accuracy(records)
     return analysis.paired_difference(final, baseline="softmax", by=_CELLS, margin=margin())
 
 
 def table2_pooled(records: list[dict]) -> pd.DataFrame:
     """The same comparison pooled over the cells (cell fixed effects), with the F-test of whether they differ."""
-    from ... import analysis
-
     final = analysis.final_accuracy(records)
     return analysis.pooled_difference(final, baseline="softmax", cells=_CELLS, margin=margin())
 
@@ -40,10 +39,6 @@ def table2_table(records: list[dict], claims: Optional[dict] = None, caption_tex
     """Each model/recipe cell's final test accuracy per activation (mean ± sd over seeds) and
     x³/sqrt(N) − softmax paired by seed (description), then the difference pooled over the cells:
     the register's numbers and result where it makes that comparison (``claims``, pooled rows)."""
-    from ... import analysis
-    from ...book.deliver import styled
-    from ...book.views import SMALL, with_note
-
     if not records:
         return None
     claims = claims or {}

@@ -13,6 +13,9 @@ from typing import Mapping
 
 import pandas as pd
 
+from ... import analysis
+from ...book.deliver import styled
+from ...claims.register import claim
 from ...display import name
 from .page import claim_rows
 
@@ -22,9 +25,6 @@ from .page import claim_rows
 def unclipped_table(unclipped: list[dict], clipped: list[dict], preset: str, recipe: str = "Table 1's recipe"):
     """A recipe (Table 1's by default) without gradient clipping beside the same activations with
     it (mean ± sd over seeds, diverged runs counted apart)."""
-    from ... import analysis
-    from ...book.deliver import styled
-
     if not unclipped:
         return None
     ok = [r for r in unclipped if r["status"] == "ok"]
@@ -54,8 +54,6 @@ def unclipped_table(unclipped: list[dict], clipped: list[dict], preset: str, rec
 def unclipped_runs_table(records: list[dict]):
     """Each stored run of the converged tier without clipping: its final accuracy, or the step
     where it diverged."""
-    from ...book.deliver import styled
-
     if not records:
         return None
     rows = [{"Activation": name(r["config"]["activation"]), "Seed": r["seed"],
@@ -91,9 +89,6 @@ def comparison_cell(delivered, comparison_id: str) -> str:
 def clipping_table(delivered: Mapping[str, object], layout=CLIPPING_LAYOUT):
     """The converged tier's questions with and without gradient clipping, side by side: each cell
     the register's comparison (:func:`comparison_cell`); ``delivered``: claim id -> delivered claim."""
-    from ...book.deliver import styled
-    from ...claims.register import claim
-
     rows = [{"Comparison": label, "With clipping at norm 1": comparison_cell(delivered[c0], i0),
              "Without clipping": comparison_cell(delivered[c1], i1)} for label, (c0, i0), (c1, i1) in layout]
     unclipped = claim(layout[0][2][0])
