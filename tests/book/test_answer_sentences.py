@@ -225,7 +225,8 @@ def test_the_forest_is_an_svg_at_the_column_width_with_text_of_at_least_9_points
 
 
 def test_svg_text_sizes_reads_the_size_as_shown_at_the_column():
-    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="1176pt" height="100pt" viewBox="0 0 1176 100">'
+    wide = 2 * forest.WIDTH_PX * 3 / 4  # points: twice the column
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{wide:g}pt" height="100pt" viewBox="0 0 {wide:g} 100">'
            '<text style="font: 9px \'DejaVu Sans\'">a</text></svg>')
     # drawn twice as wide as the column: shown at half its size
     assert forest.svg_text_sizes(svg) == [("a", pytest.approx(4.5))]

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import matplotlib
 import pandas as pd
 import pytest
+from support.patching import patch_everywhere
 
 from polyattn.analysis import length_sweep as ls
 from polyattn.analysis import recall as recall_levels
@@ -106,7 +107,7 @@ def test_the_register_rows_are_read_only_at_the_book_preset():
     import polyattn.claims.report as report
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "comparison_rows", lambda v: [{"Comparison": "x³/√T − softmax"}])
+        patch_everywhere(mp, report, "comparison_rows", lambda v: [{"Comparison": "x³/√T − softmax"}])
         assert pg.register_rows(delivered, "causal_charlm", "smoke") == {}
         rows = pg.register_rows(delivered, "causal_charlm", "book")
         assert list(rows) == [("x^3/sqrt(T)", "softmax", "test_bpc")]
@@ -133,7 +134,7 @@ def test_claims_table_lists_only_comparisons_with_pairs():
     import polyattn.claims.report as report
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "comparison_rows", lambda v: [
+        patch_everywhere(mp, report, "comparison_rows", lambda v: [
             {"Comparison": r.comparison.label, "Role": "primary", "Pairs": f"{r.n} of 3", "Difference [95% CI]": "x",
              "Holm p": "", "TOST p": "", "Result": "inconclusive"} for r in v.comparisons])
         assert sw.sweep_table([delivered([0, 0])], "book") is None
@@ -328,7 +329,7 @@ def test_claims_table_keeps_the_roles_asked_for_and_states_equal_pairs_once():
 
     roles = ["primary", "description", "check"]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(report, "comparison_rows", lambda v: [
+        patch_everywhere(mp, report, "comparison_rows", lambda v: [
             {"Comparison": r.comparison.label, "Role": role, "Pairs": "3 of 3", "Difference [95% CI]": "+1.0 [+0.5, +1.5]",
              "Holm p": "< 0.001", "TOST p": "1.0", "Result": "worse"} for r, role in zip(v.comparisons, roles)])
         table = pg.claims_table([delivered], "caption", roles=["primary", "check"])
@@ -343,7 +344,7 @@ def test_a_folded_block_gets_a_note_when_there_is_nothing_to_show_and_a_figure_i
 
     glued = {}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+        patch_everywhere(mp, deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
         pg.glue_folded("none", None)
         fig = plt.figure()
         pg.glue_folded("figure", fig)
@@ -399,7 +400,7 @@ def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch
     name = recall_levels.levels(small)[0][0]
     curve = [(10, 0.25), (20, 0.27), (30, 0.95), (40, 1.0)]
     record = {"config": config_dict(small), "metrics": [{"epoch": e, f"acc_{name}": a} for e, a in curve]}
-    monkeypatch.setattr(polyattn.runs, "page_records", lambda g, preset, **kw: [record])
+    patch_everywhere(monkeypatch, polyattn.runs, "page_records", lambda g, preset, **kw: [record])
     numbers = rp.probe_numbers()
     assert numbers[f"ch07_probe_{small.options['vocab_size']}"] == (
         "within the band through epoch 20, above it from epoch 30 (95.0%), 100.0% after epoch 40")

@@ -3,6 +3,7 @@ number of each measured claim, and the closing table."""
 from types import SimpleNamespace
 
 from support.pages import table_rows
+from support.patching import patch_everywhere
 from support.records import make_record
 
 import polyattn.book  # noqa: F401  (its tables are built from the real register, before a test plants one)
@@ -41,10 +42,10 @@ def test_the_closing_table_links_each_claim_to_its_section_with_its_verdict_and_
     finding = SimpleNamespace(form="mixed", numbers={"factor": 100.0, "shares": "softmax 0.17"}, summary="unused")
     measured = {"outliers": SimpleNamespace(chapter="09_critiques", machine_dependent=False, evaluate=lambda: finding),
                 "cost": SimpleNamespace(chapter="09_critiques", machine_dependent=True, evaluate=None)}
-    monkeypatch.setattr(register, "REGISTER", claims)
-    monkeypatch.setattr(register, "MEASURED", measured)
-    monkeypatch.setattr(evaluate_module, "evaluate", lambda cid: cid)
-    monkeypatch.setattr(report, "answer_rows", lambda verdicts, ids: [
+    patch_everywhere(monkeypatch, register, "REGISTER", claims)
+    patch_everywhere(monkeypatch, register, "MEASURED", measured)
+    patch_everywhere(monkeypatch, evaluate_module, "evaluate", lambda cid: cid)
+    patch_everywhere(monkeypatch, report, "answer_rows", lambda verdicts, ids: [
         {"id": "planted_one", "verdict": "inconclusive at this power", "key number": "a − b: +0.72 [−4.40, +5.83] points",
          "late": True, "interim": False}])
     rows = page.findings_rows()

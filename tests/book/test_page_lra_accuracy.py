@@ -1,6 +1,7 @@
 """Chapter 05's accuracy per task and variant on planted runs: each variant minus softmax, in full and
 in brief, with the register's rows in place of the page's own at the book preset."""
 from support.lra_runs import TASKS, planted_runs
+from support.patching import patch_everywhere
 
 from polyattn.studies.lra import accuracy as page
 from polyattn.studies.lra.page import LABELS, MARK, differences, registered_rows
@@ -31,7 +32,7 @@ def test_registered_rows_replace_the_pages_own_at_the_book_preset(monkeypatch):
     from polyattn.claims import report
 
     claim = SimpleNamespace(verdict=SimpleNamespace(comparisons=[SimpleNamespace(comparison=SimpleNamespace(id="listops"))]))
-    monkeypatch.setattr(report, "comparison_rows", lambda v: [{"Difference [95% CI]": "−9.99 [−11.00, −8.98] points",
+    patch_everywhere(monkeypatch, report, "comparison_rows", lambda v: [{"Difference [95% CI]": "−9.99 [−11.00, −8.98] points",
                                                                   "Holm p": "0.01", "TOST p": "1.00", "Result": "worse"}])
     assert registered_rows(claim, "smoke") == {}
     runs = planted_runs({("listops", "x^3/14"): -0.10})

@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
+from support.patching import patch_everywhere
 from support.physics_runs import RMAE_SPEC  # noqa: E402
 from support.planted_records import plant  # noqa: E402
 
@@ -21,7 +22,7 @@ def test_claim_comparison_reads_one_comparison_of_a_claim(monkeypatch):
 
     result = SimpleNamespace(comparison=SimpleNamespace(id="convection"), mean=math.log10(2.0))
     delivered = SimpleNamespace(verdict=SimpleNamespace(comparisons=[result], claim=SimpleNamespace(id="x")))
-    monkeypatch.setattr(report, "comparison_rows", lambda v: [{"Difference [95% CI]": "+0.30 [−0.5, +1.1] (log10)",
+    patch_everywhere(monkeypatch, report, "comparison_rows", lambda v: [{"Difference [95% CI]": "+0.30 [−0.5, +1.1] (log10)",
                                                                   "Result": "inconclusive", "Pairs": "3 of 3"}])
     v = page.claim_comparison(delivered, "convection")
     assert v == {"difference": "+0.30 [−0.5, +1.1]", "pairs": "3 of 3", "ratio": "2", "result": "inconclusive"}

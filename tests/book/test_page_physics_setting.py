@@ -4,6 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from support.patching import patch_everywhere
 from support.physics_runs import RMAE_SPEC, planted_runs  # noqa: E402
 from support.planted_records import plant  # noqa: E402
 
@@ -25,7 +26,9 @@ def test_the_folded_setting_is_glued_under_its_names(monkeypatch):
     from polyattn.pages import shown
 
     glued = {}
-    monkeypatch.setattr("polyattn.book.deliver.glue", lambda name, value, display=True: glued.update({name: value}))
+    from polyattn.book import deliver
+
+    patch_everywhere(monkeypatch, deliver, "glue", lambda name, value, display=True: glued.update({name: value}))
     names = page.fold_setting(planted_runs(), prefix="t")
     assert names == [f"t_{n}" for n in page.SETTING_FOLDS] and set(glued) == set(names)
     assert "x³/√N" in glued["t_variants"].data and "β = 50" in glued["t_problems"].to_html()

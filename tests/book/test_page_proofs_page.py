@@ -4,6 +4,7 @@ import re
 
 import pytest
 from support.pages import table_rows
+from support.patching import patch_everywhere
 from support.proofs_pages import plant_findings
 
 from polyattn import theory
@@ -38,7 +39,7 @@ def test_each_value_is_glued_under_the_chapters_prefix(monkeypatch):
     import polyattn.book.deliver as deliver
 
     glued = {}
-    monkeypatch.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    patch_everywhere(monkeypatch, deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
     page.glue_all({"t41a_x": "7", "preset": "book"})
     assert glued == {"ch02_t41a_x": "7", "ch02_preset": "book"}
 

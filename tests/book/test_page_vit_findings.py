@@ -1,6 +1,7 @@
 """Chapter 04's closing list, on planted claims: one linked line per claim with paired runs, and the
 claims still waiting for runs named with their grids."""
 import pytest
+from support.patching import patch_everywhere
 from support.vit_claims import plant_claims
 
 from polyattn.studies.vit import findings as fd
@@ -17,9 +18,9 @@ def test_the_closing_list_has_one_linked_line_per_claim_and_names_the_waiting_on
     from polyattn.claims import register
 
     evaluate, claims, root = planted
-    monkeypatch.setattr(register, "REGISTER", claims)
-    monkeypatch.setattr(evaluate_module, "evaluate", evaluate)
-    monkeypatch.setattr(fd, "to_run", lambda grid: f"to run: {grid}")
+    patch_everywhere(monkeypatch, register, "REGISTER", claims)
+    patch_everywhere(monkeypatch, evaluate_module, "evaluate", evaluate)
+    patch_everywhere(monkeypatch, fd, "to_run", lambda grid: f"to run: {grid}")
     text = fd.findings_list("unit_vit")
     lines = text.splitlines()
     assert lines[0].startswith("- {ref}`unit_parity <claim-unit-parity>`: **equivalent within the margin**†; "

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import matplotlib
 import pytest
+from support.patching import patch_everywhere
 from support.records import make_record, table1_records
 from support.vit_claims import delivered_claim, plant_claims, registered_row
 
@@ -96,7 +97,7 @@ def test_a_claim_table_drops_the_comparisons_without_two_stored_pairs(monkeypatc
             "b": {"Comparison": "b − softmax", "Pairs": "2 of 5", "Result": "inconclusive", "Role": "primary"}}
     delivered = SimpleNamespace(verdict=SimpleNamespace(comparisons=[SimpleNamespace(n=1), SimpleNamespace(n=2)]),
                                 table=styled([{k: "" for k in columns}], "the claim"))
-    monkeypatch.setattr(vp, "claim_rows", lambda d: rows)
+    patch_everywhere(monkeypatch, vp, "claim_rows", lambda d: rows)
     kept = vp.claim_table(delivered)
     assert kept.data.to_dict("records") == [{"Comparison": "b − softmax", "Pairs": "2 of 5", "Result": "inconclusive"}]
     assert kept.caption == "the claim; left out until 2 seed pairs are stored: a − softmax"
@@ -141,7 +142,7 @@ def test_a_folded_glue_says_what_is_missing_and_closes_a_figure(monkeypatch):
     from polyattn.book import deliver as deliver_module
 
     glued = {}
-    monkeypatch.setattr(deliver_module, "glue", lambda name, value, display=True: glued.update({name: value}))
+    patch_everywhere(monkeypatch, deliver_module, "glue", lambda name, value, display=True: glued.update({name: value}))
     vp.glue_folded("a", None, "Nothing stored")
     assert glued["a"].data == "*Nothing stored.*"
     fig = plt.figure()

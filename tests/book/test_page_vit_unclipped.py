@@ -4,6 +4,7 @@ comparisons with and without clipping side by side."""
 import math
 
 import pytest
+from support.patching import patch_everywhere
 from support.records import make_record
 from support.vit_claims import delivered_claim, plant_claims
 
@@ -33,7 +34,7 @@ def test_the_clipping_table_sets_each_question_with_and_without_clipping_side_by
     from polyattn.claims import register
 
     evaluate, claims, _ = planted
-    monkeypatch.setattr(register, "claim", lambda cid: claims[cid])
+    patch_everywhere(monkeypatch, register, "claim", lambda cid: claims[cid])
     d = {"unit_parity": delivered_claim(evaluate("unit_parity"))}
     layout = (("cube", ("unit_parity", "cube"), ("unit_parity", "relu")),)
     rows = uc.clipping_table(d, layout).data.to_dict("records")

@@ -3,6 +3,7 @@ and the folded parts."""
 from types import SimpleNamespace
 
 import matplotlib
+from support.patching import patch_everywhere
 
 from polyattn.experiments import vit
 from polyattn.studies.critiques import page, trained
@@ -33,7 +34,7 @@ def test_each_number_is_glued_under_the_page_prefix_with_the_sections_formats(mo
     import polyattn.book.deliver as deliver
 
     glued = {}
-    monkeypatch.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    patch_everywhere(monkeypatch, deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
     page.glue_numbers("ch09_x", {"rho": -0.52}, {"rho": "+.2f"})
     page.glue_numbers("ch09_outlier", {"factor": 100.0, "images": 500, "other": 1})
     assert glued == {"ch09_x_rho": "-0.52", "ch09_outlier_factor": "100", "ch09_outlier_images": "500"}
@@ -75,7 +76,7 @@ def test_a_folded_part_is_glued_and_a_figure_is_closed_where_it_is_made(monkeypa
     import polyattn.book.deliver as deliver
 
     glued = {}
-    monkeypatch.setattr(deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    patch_everywhere(monkeypatch, deliver, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
     fig, _ = plt.subplots()
     page.glue_folded("ch09_fold_figure", fig)
     page.glue_folded("ch09_fold_missing", None)

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from polyattn.studies.proofs import page as proofs_page
+from support.patching import patch_everywhere
 
 
 def figure_texts(fig) -> list:
@@ -32,6 +33,6 @@ def plant_findings(monkeypatch):
     """Plant the findings the page reads: ``plant({"thm41_2": {...}})``; forms default to "holds"."""
     def plant(numbers: dict, forms: dict | None = None):
         forms = forms or {}
-        monkeypatch.setattr(proofs_page, "finding", lambda cid: SimpleNamespace(
+        patch_everywhere(monkeypatch, proofs_page, "finding", lambda cid: SimpleNamespace(
             form=forms.get(cid, "holds"), numbers=numbers.get(cid, {})))
     return plant
