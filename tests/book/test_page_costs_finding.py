@@ -2,6 +2,7 @@
 measurements, and the verdict's table."""
 import pytest
 from support.costs_frames import CFG, TARGETS, attention, causal, lra, train
+from support.patching import patch_everywhere
 
 from polyattn import kernels
 from polyattn.measures import costs as measured
@@ -12,7 +13,7 @@ def test_the_stored_numbers_are_what_the_measure_needs(monkeypatch, tmp_path):
     frames = {"attention": attention(), "causal": causal(), "lra": lra(), "training": train()}
     for kind, frame in frames.items():
         monkeypatch.setattr(costs_finding, kind, lambda cfg, frame=frame: frame.copy())
-    monkeypatch.setattr(kernels.compiled, "auto_enabled", lambda: True)
+    patch_everywhere(monkeypatch, kernels.compiled, "auto_enabled", lambda: True)
     numbers = costs_finding.cost_numbers(CFG, TARGETS)
     assert set(numbers) == set(measured.FIELDS)
     assert (numbers["attention_time_min"], numbers["attention_time_max"], numbers["auto_paths"]) == (0.8, 0.9, "compiled")

@@ -4,6 +4,7 @@ process and settings, and every table names activations as a reader does."""
 import pandas as pd
 import pytest
 from support.costs_frames import CFG, attention, causal, lra, text, train
+from support.patching import patch_everywhere
 
 from polyattn import kernels
 from polyattn.studies.costs import causal as costs_causal
@@ -41,16 +42,16 @@ def test_tables_name_activations_as_a_reader_does():
 
 def test_auto_follows_the_library_rule(monkeypatch):
     df = attention()
-    monkeypatch.setattr(kernels.compiled, "auto_enabled", lambda: True)
+    patch_everywhere(monkeypatch, kernels.compiled, "auto_enabled", lambda: True)
     ratios, paths = page.auto_cubic(df, CFG)
     assert paths == ["compiled"] and list(ratios) == [0.8, 0.9]
-    monkeypatch.setattr(kernels.compiled, "auto_enabled", lambda: False)
+    patch_everywhere(monkeypatch, kernels.compiled, "auto_enabled", lambda: False)
     ratios, paths = page.auto_cubic(df, CFG)
     assert paths == ["blocked"] and list(ratios) == [1.1, 0.95]
 
 
 def test_each_grid_is_measured_once_per_settings(monkeypatch):
-    monkeypatch.setattr(page, "_MEASURED", {})
+    patch_everywhere(monkeypatch, page, "_MEASURED", {})
     calls = []
 
     def run():
@@ -73,10 +74,10 @@ def test_the_longest_length_runs_with_its_own_batch_and_the_captions_say_so(monk
     assert page.shape_text(CFG) == page.shape_text(cfg, longest=False) == "batch 2, 2 heads, head dimension 8"
     assert page.naive_max_n(cfg) == 64 and page.timing(cfg)["min_rounds"] == 1 and page.timing(CFG)["min_rounds"] == 2
     calls = []
-    monkeypatch.setattr(page.bench, "run_attention_bench",
+    patch_everywhere(monkeypatch, page.bench, "run_attention_bench",
                         lambda ns, **kw: calls.append((list(ns), kw["batch"], kw["naive_max_n"], kw["min_rounds"])) or [])
-    monkeypatch.setattr(page, "attention_frame", lambda records: pd.DataFrame())
-    monkeypatch.setattr(page, "_MEASURED", {})
+    patch_everywhere(monkeypatch, page, "attention_frame", lambda records: pd.DataFrame())
+    patch_everywhere(monkeypatch, page, "_MEASURED", {})
     page.attention(cfg)
     assert calls == [(CFG["ns"], CFG["batch"], 64, 1), ([CFG["big_n"]], 1, 64, 1)]
     # the operation count of the longest length's column is that of its batch

@@ -1,6 +1,7 @@
 """Chapter 09's extreme entries on planted pairs: one row per activation, one column per place."""
 import pandas as pd
 from support.pages import table_rows
+from support.patching import patch_everywhere
 
 from polyattn.experiments import vit
 from polyattn.studies.critiques import outliers as page
@@ -20,7 +21,7 @@ def _outlier_pairs():
 def test_the_outlier_table_has_one_row_per_activation_and_one_column_per_place(monkeypatch):
     from polyattn.measures import critique_outliers as measured
 
-    monkeypatch.setattr(measured, "outlier_pairs", lambda records, n_boot=0: _outlier_pairs())
+    patch_everywhere(monkeypatch, measured, "outlier_pairs", lambda records, n_boot=0: _outlier_pairs())
     grid = vit.table1("smoke", seeds=[0])[:2]
     runs = Runs(grid, [{"status": "ok", "final": {"x": 1}}] * 2)
     table = page.outlier_pairs_table(runs, 100, "smoke")

@@ -3,6 +3,7 @@ comparison at both budgets with the counts of what more steps did to the gaps.""
 import math
 
 import pandas as pd
+from support.patching import patch_everywhere
 
 from polyattn.claims.budget import BudgetPair
 from polyattn.claims.evaluate import ComparisonResult
@@ -21,7 +22,7 @@ def _curve(cube, fixed_last=(0.15, 0.31, 0.32), softmax=0.32, steps=(800, 1600, 
 
 
 def test_the_catch_up_of_the_cube(monkeypatch):
-    monkeypatch.setattr(page, "book_chance", lambda tasks=("listops",): {t: 0.15 for t in tasks})
+    patch_everywhere(monkeypatch, page, "book_chance", lambda tasks=("listops",): {t: 0.15 for t in tasks})
     v = page.catch_up_values(_curve([0.15, 0.25, 0.31, 0.315]))
     assert v["caught_up"] == "step 2,400" and v["first_step"] == "800" and v["long_steps"] == "3,200"
     assert v["first_softmax"] == "32.0%" and v["first_cube"] == "15.0%" and v["chance"] == "15.0%"
@@ -43,7 +44,7 @@ def _result(candidate, task, n, mean, result, cand_mean, base_mean, grid="lra_lo
 
 
 def test_pair_values_and_the_counts_of_what_more_steps_did(monkeypatch):
-    monkeypatch.setattr(page, "book_chance", lambda tasks=("listops",): {t: 0.15 for t in tasks})
+    patch_everywhere(monkeypatch, page, "book_chance", lambda tasks=("listops",): {t: 0.15 for t in tasks})
     pairs = [BudgetPair(_result("poly:p=3", "listops", 3, -15.0, "worse", 16.0, 31.0, "lra"),
                         _result("poly:p=3", "listops", 3, -0.5, "equivalent", 31.5, 32.0)),
              BudgetPair(_result("poly:p=3,c=1/14", "listops", 3, -15.0, "worse", 16.0, 31.0, "lra"),

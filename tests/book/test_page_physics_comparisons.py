@@ -3,6 +3,7 @@ and the registered claim's rows replace the page's own at the book preset."""
 import math
 from types import SimpleNamespace
 
+from support.patching import patch_everywhere
 from support.physics_runs import planted_runs
 
 from polyattn.studies.physics import comparisons as page
@@ -24,7 +25,7 @@ def test_registered_rows_replace_the_pages_own_at_the_book_preset(monkeypatch):
     ids = ("convection", "ablated_convection", "ablated_reaction")
     claim = SimpleNamespace(verdict=SimpleNamespace(comparisons=[
         SimpleNamespace(comparison=SimpleNamespace(id=i), mean=m) for i, m in zip(ids, (1.11, 0.01, math.nan))]))
-    monkeypatch.setattr(report, "comparison_rows", lambda v: [
+    patch_everywhere(monkeypatch, report, "comparison_rows", lambda v: [
         {"Difference [95% CI]": "+1.11 [+0.90, +1.30] (log10)", "Result": "did not learn", "Pairs": "3 of 3",
          "Holm p": "< 0.001", "TOST p": "1.0"},
         {"Difference [95% CI]": "+0.01 [−0.05, +0.07] (log10)", "Result": "equivalent", "Pairs": "3 of 3",
