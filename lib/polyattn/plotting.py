@@ -299,10 +299,10 @@ def legend_outside(ax, title: Optional[str] = None):
     return ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
-#: The width figures are drawn at, in CSS pixels: a little inside the book's text column (about 775 px in
+#: The width figures are drawn at, in CSS pixels: a little inside the book's text column (about 760 px in
 #: a 1400 px wide window), since a figure wider than the column is shrunk by the browser, and its type
 #: with it.
-COLUMN_PX = 768
+COLUMN_PX = 752
 #: CSS pixels per inch (a browser draws an SVG's 1 pt as 4/3 px).
 CSS_PX_PER_INCH = 96
 #: The smallest type a reader must read in a figure, in points as the page shows it.

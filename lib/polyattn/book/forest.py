@@ -18,7 +18,7 @@ from pathlib import Path
 
 #: The width the figure is drawn at, in CSS pixels (96 to the inch): the figures' width
 #: (:data:`polyattn.plotting.COLUMN_PX`), a little inside the book's text column.
-WIDTH_PX = 768
+WIDTH_PX = 752
 #: The smallest type in the figure, in points at that width.
 MIN_PT = 9.0
 #: Grey for rows that test nothing (a gate or a check failed, no pairs yet).

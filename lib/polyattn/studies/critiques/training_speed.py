@@ -16,7 +16,7 @@ from ...measures import training_speed as measure
 #: The smallest font of the figure (points).
 FONT = 9
 #: The figure's width in pixels at its resolution: the page's column, so it is never shrunk to fit.
-WIDTH_PX = 768
+WIDTH_PX = 752
 DPI = 100
 
 
