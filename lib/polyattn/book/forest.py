@@ -176,7 +176,8 @@ def save_forest(rows, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig = forest_figure(rows)
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "polyattn-forest"}):
+    # drawn at the column's width exactly, whatever a page set ``savefig.bbox`` to
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "polyattn-forest", "savefig.bbox": "standard"}):
         fig.savefig(path, format="svg", metadata={"Date": None})
     plt.close(fig)
     return Path(path)
