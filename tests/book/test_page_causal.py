@@ -453,3 +453,16 @@ def test_the_growth_reading_says_each_slopes_sign_only_where_its_interval_exclud
     none = lm_sweep.growth_reading(slope(-0.05, -0.01), slope(float("nan"), float("nan"), seeds=1))
     assert "over T is negative" in none and "over position is not yet measured" in none
     assert none.endswith("neither shows the growth the theory predicts.")
+
+
+def test_the_difference_at_each_length_names_the_cube_ahead_only_where_its_interval_excludes_zero():
+    import pandas as pd
+
+    from polyattn.studies.causal import sweep
+
+    paired = pd.DataFrame([{"T": 64, "difference": -0.07, "ci_low": -0.1, "ci_high": -0.04, "pairs": 5},
+                           {"T": 1024, "difference": 0.01, "ci_low": -0.08, "ci_high": 0.1, "pairs": 1}])
+    text = sweep.by_length_text(paired)
+    assert text.startswith("T = 64: −0.070 [−0.100, −0.040] (5 seeds, x³ ahead); T = 1,024:")
+    assert text.endswith("(1 seed)")
+    assert "not yet measured" in sweep.by_length_text(paired.iloc[:0])

@@ -77,14 +77,32 @@ def rope_numbers(rope: Runs) -> dict:
            "ch07_rope_gate_tolerance": f"{claim('rope_scale_needed').gate.within_of[2]:g}"}
     if not rope.loaded:
         return {**out, "ch07_rope_slope_t": rope.missing, "ch07_rope_slope_position": rope.missing,
-                "ch07_rope_change": rope.missing, "ch07_rope_growth_reading": ""}
+                "ch07_rope_change": rope.missing, "ch07_rope_growth_reading": "", "ch07_rope_by_length": rope.missing}
     frame = ls.sweep_frame(rope.records)
     out["ch07_rope_change"] = change_text(ls.change_with_length(frame, lengths[0], lengths[-1]), lengths)
     over_t = ls.slope_over_log_length(frame, "x³", "x³/√(i+1)")
     over_position = ls.position_slope(rope.records, "x³", "x³/√(i+1)", lengths[-1])
+    out["ch07_rope_by_length"] = by_length_text(ls.paired_by_length(frame, "x³", "x³/√(i+1)"))
     return {**out, "ch07_rope_slope_t": _slope_text(over_t, "at two training lengths"),
             "ch07_rope_slope_position": _slope_text(over_position, f"at T = {lengths[-1]}"),
             "ch07_rope_growth_reading": growth_reading(over_t, over_position)}
+
+
+def by_length_text(paired: pd.DataFrame) -> str:
+    """x³ − x³/√(i+1) at each training length, same seed, with its 95% interval and which cube it
+    favours where the interval excludes zero."""
+    if paired.empty:
+        return "not yet measured (no seed has both cubes stored at any length)"
+
+    def favours(r) -> str:
+        if r.ci_low > 0:
+            return ", x³/√(i+1) ahead"
+        if r.ci_high < 0:
+            return ", x³ ahead"
+        return ""
+
+    return "; ".join(f"T = {r.T:,}: {interval_cell(r.difference, r.ci_low, r.ci_high, '+.3f')} "
+                     f"({r.pairs} seed{'s' if r.pairs != 1 else ''}{favours(r)})" for r in paired.itertuples())
 
 
 def growth_reading(over_t: dict, over_position: dict) -> str:
