@@ -97,23 +97,23 @@ def test_the_verdicts_command_reports_a_stale_file(tmp_path):
 
 def test_the_three_questions_are_answered_from_the_register_with_their_numbers():
     from polyattn.book.answer import questions_markdown
-    from polyattn.book.questions import ANSWER_WORDS, MAX_WORDS, word_count
+    from polyattn.book.questions import ANSWER_WORDS, MAX_WORDS, QUESTIONS, answer_form, word_count
     from polyattn.claims.evaluate import evaluate_all
     from polyattn.claims.report import estimate_cell
 
     verdicts = evaluate_all()
     text = questions_markdown(verdicts)
     assert [line[:3] for line in text.splitlines()] == ["1. ", "2. ", "3. "]
-    parity = verdicts["table_parity"]
-    converged = next(r for r in parity.comparisons if r.comparison.id == "converged")
     answers = [line.split("?** ", 1)[1] for line in text.splitlines()]
-    assert answers[0].startswith(f"**{ANSWER_WORDS.get(parity.form, parity.form)}")
-    assert estimate_cell(converged) in answers[0]
-    assert answers[2].startswith(f"**{ANSWER_WORDS.get(verdicts['norm_intervention'].form)}")
+    for said, q in zip(answers, QUESTIONS):
+        key = next(r for r in verdicts[q.claim].comparisons if r.comparison.id == q.parts[0].comparison)
+        form = answer_form(verdicts[q.claim], q, key)
+        assert said.startswith(f"**{ANSWER_WORDS.get(form, form)}"), said
+        assert estimate_cell(key) in said
     assert all(word_count(a) <= MAX_WORDS for a in answers)
     linked = questions_markdown(verdicts, links=True)
-    assert "({ref}`chapter 04 <claim-table-parity>`)" in linked.splitlines()[0]
-    assert "({ref}`chapter 03 <claim-norm-intervention>`)" in linked.splitlines()[2]
+    assert "({ref}`chapter 04 <claim-marked-garment>`)" in linked.splitlines()[0]
+    assert "({ref}`chapter 03 <claim-norm-dose-response>`)" in linked.splitlines()[2]
 
 
 def test_the_readme_lists_every_slow_test_with_its_purpose(repo_root):

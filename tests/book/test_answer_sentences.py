@@ -12,7 +12,8 @@ from polyattn.claims.evaluate import ClaimVerdict, ComparisonResult
 from polyattn.claims.register import REGISTER
 
 #: N of each planted comparison's runs (by comparison id), else 50.
-LENGTHS = {"cube_vs_row_1024": 1024, "cube_vs_row_256": 256, "cube_vs_row_64": 64, "row_vs_softmax_1024": 1024}
+LENGTHS = {"cube_vs_row_1024": 1024, "cube_vs_row_256": 256, "cube_vs_row_64": 64, "row_vs_softmax_1024": 1024,
+           "cube_sqrt_n": 65, "cube_vs_scaled": 65, "asymmetry": 256}
 
 
 def result(comp, mean=-0.2, lo=-0.6, hi=0.2, res="equivalent", outcome="supports", n=5, unit="points",
@@ -28,7 +29,7 @@ def result(comp, mean=-0.2, lo=-0.6, hi=0.2, res="equivalent", outcome="supports
 def plant(cid: str, form: str, **per_comparison) -> ClaimVerdict:
     """A verdict on a registered claim with planted results: comparison id -> result kwargs."""
     claim = REGISTER[cid]
-    unit = {"length_scale_needed": "bits/char"}.get(cid, "points")
+    unit = {"length_scale_needed": "bits/char", "norm_dose_response": "bits/char"}.get(cid, "points")
     rows = []
     for c in claim.comparisons:
         kw = dict(unit=unit, margin=claim.margin if c.margin is None else c.margin)
@@ -51,6 +52,11 @@ def planted(monkeypatch):
     return {
         "table_parity": plant("table_parity", "equivalent within the margin",
                               table1=dict(res="inconclusive", outcome="open", lo=-3.4, hi=1.2)),
+        "marked_garment": plant("marked_garment", "not supported",
+                                cube_vs_scaled=dict(mean=0.3, lo=-1.2, hi=1.8, outcome="contradicts")),
+        "norm_dose_response": plant("norm_dose_response", "not supported",
+                                    asymmetry=dict(mean=-0.085, lo=-0.107, hi=-0.062, res="better",
+                                                   outcome="contradicts")),
         "converged_unclipped": plant("converged_unclipped", "not supported",
                                      cube_vs_scaled=dict(outcome="contradicts")),
         "converged_scale_needed": plant("converged_scale_needed", "not supported",
@@ -75,24 +81,39 @@ def planted(monkeypatch):
     }
 
 
+def _void_converged(planted) -> None:
+    """The converged benchmark's ablated arm, not beyond the margin, voids the agreement it validates."""
+    parity = planted["table_parity"]
+    parity.form = "not testable as designed"
+    by = {r.comparison.id: r for r in parity.comparisons}
+    ablated = by["ablated_vs_softmax"]
+    ablated.mean, ablated.ci_low, ablated.ci_high = -0.85, -1.24, -0.45
+    ablated.result, ablated.outcome = "worse, size unclear", "size unclear"
+    by["converged"].result, by["converged"].outcome = "cannot see attention", "uninformative"
+    by["converged"].voided_by, by["converged"].voided_check = ablated.comparison.label, ablated
+
+
 def test_each_answer_opens_with_its_answer_and_margin_and_stays_within_about_45_words(planted):
+    _void_converged(planted)
     text = questions.questions_markdown(planted).splitlines()
     assert len(text) == 3
     answers = [line.split("?** ", 1)[1] for line in text]
-    assert answers[0].startswith("**Yes, within ±1 point**, on the converged tier (micro ViT, Fashion-MNIST, N = 50")
-    assert answers[1].startswith("**No, not at N = 50**")
-    assert answers[2].startswith("**No (margin ±1 point)**")
+    # each answered by its key comparison alone (the marked garment's two parts answer two questions)
+    assert answers[0].startswith("**Yes, within ±2 points**, on the marked garment (micro ViT, Fashion-MNIST, N = 65")
+    assert answers[1].startswith("**No, not at N = 65**")
+    assert answers[2].startswith("**No (margin ±0.05 bits/char)**")
     for a in answers:
         assert questions.word_count(a) <= questions.MAX_WORDS, a
-    # the numbers come from the planted results, and what could not decide is named
-    assert "−0.22 [−0.75, +0.31] points" in answers[1] and "−0.93 [−1.63, −0.23]" in answers[2]
-    assert "the Table 1 analogue cannot decide" in answers[0]
-    assert "softmax/8" in answers[2]
+    # the numbers come from the planted results; an agreement its ablated arm voids is named as untested,
+    # with the ablated arm's number and never its own
+    assert "+0.30 [−1.20, +1.80] points" in answers[1] and "−0.085 [−0.107, −0.062]" in answers[2]
+    assert "on plain Fashion-MNIST (N = 50) untested: uniform attention − softmax −0.85 [−1.24, −0.45]" in answers[0]
+    assert "−0.20 [−0.60, +0.20]" in answers[0] and answers[0].count("−0.20 [") == 1
 
 
 def test_no_answer_cites_an_uninformative_comparison(planted):
     q2 = questions.answer_sentence(planted, questions.QUESTIONS[1])
-    assert "untested beyond N = 64: no model learned the task" in q2
+    assert "in character LMs, untested beyond N = 64: no model learned the task" in q2
     assert "−0.012" not in q2 and "1,024" not in q2
     # a floor the rule names is said in its words
     r = next(r for r in planted["length_scale_needed"].comparisons if r.comparison.id == "cube_vs_row_256")
@@ -124,13 +145,20 @@ def test_a_later_design_that_learned_at_a_length_supersedes_the_untested_one(pla
 
 
 def test_a_form_the_rule_adds_later_still_gives_an_answer(planted):
-    planted["table_parity"].form = "holds, smaller than the margin"
-    assert "**Yes, but smaller than the margin" in questions.answer_sentence(planted, questions.QUESTIONS[0])
-    planted["table_parity"].form = "some future form"
-    assert questions.answer_sentence(planted, questions.QUESTIONS[0]).startswith("**Some future form (margin ±1")
-    for r in planted["table_parity"].comparisons:
-        r.result = r.outcome = "uninformative"
-    planted["converged_unclipped"].comparisons[0].result = "uninformative"
+    # a question answered by its claim's form
+    q = questions.Question("Does it match?", "converged_unclipped",
+                           (questions.Part("converged_unclipped", "cube_vs_scaled", "x³ − x³/√N"),))
+    planted["converged_unclipped"].form = "holds, smaller than the margin"
+    assert "**Yes, but smaller than the margin" in questions.answer_sentence(planted, q)
+    planted["converged_unclipped"].form = "some future form"
+    assert questions.answer_sentence(planted, q).startswith("**Some future form (margin ±1")
+    # one answered by its key comparison: a harm found inside the margin
+    key = next(r for r in planted["marked_garment"].comparisons if r.comparison.id == "cube_vs_scaled")
+    key.outcome = "smaller than the margin"
+    assert questions.answer_sentence(planted, questions.QUESTIONS[1]).startswith("**Yes, but smaller than the margin")
+    for v in planted.values():
+        for r in v.comparisons:
+            r.result = r.outcome = "uninformative"
     assert "no comparison it rests on has two informative pairs" in \
         questions.answer_sentence(planted, questions.QUESTIONS[0])
 

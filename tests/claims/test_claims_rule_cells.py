@@ -55,7 +55,10 @@ def cells(tmp_path, planted_grid):
         ("softmax", "c"): 0.80, ("poly:p=3", "c"): 0.80, ("uniform", "c"): 0.60,
         # cell d: the candidate matches; the control's seeds scatter too widely to say
         ("softmax", "d"): 0.80, ("poly:p=3", "d"): 0.80,
-        ("uniform", "d"): [0.85, 0.70, 0.90, 0.65, 0.82]})
+        ("uniform", "d"): [0.85, 0.70, 0.90, 0.65, 0.82],
+        # cell e: the candidate falls far behind; the control scatters as in d
+        ("softmax", "e"): 0.80, ("poly:p=3", "e"): 0.60,
+        ("uniform", "e"): [0.85, 0.70, 0.90, 0.65, 0.82]})
         # planned and never run
         + [TrainConfig(experiment=GRID, activation=a, seed=s, preset="smoke", dataset="a")
            for a in ("sigmoid", "softmax") for s in range(5, 10)])
@@ -103,13 +106,23 @@ def test_a_control_that_must_not_move_and_moved_voids_what_it_validates(cells):
     assert v.form == "partly testable"
 
 
-def test_an_open_check_is_stated_as_open_in_the_row_and_the_summary(cells):
+def test_an_open_positive_control_voids_an_agreement_and_is_stated_as_open(cells):
+    # ablated attention not shown beyond the margin: agreement within it cannot tell attention from none
     v = evaluate(_physics_like("d"), root=cells, preset="smoke")
     assert _by(v)["ablated_d"].outcome == "open"
-    assert _by(v)["d"].check_note.startswith("its check (ablated_d) is open")
+    d = _by(v)["d"]
+    assert d.result == "cannot see attention" and d.outcome == "uninformative" and d.voided_by == "ablated_d"
+    assert "not shown beyond the ±" in d.voided_why and d.voided_check is _by(v)["ablated_d"]
     row = next(r for r in comparison_rows(v) if r["Comparison"] == "d")
-    assert "is open" in row["Result"]
+    assert "not shown beyond" in row["Result"]
     assert "(open)" in summary(v) and v.open_checks
+    assert v.form == "not testable as designed"
+    # a difference beyond the margin still counts, with the open check written on it
+    v = evaluate(_physics_like("e"), root=cells, preset="smoke")
+    e = _by(v)["e"]
+    assert e.voided_by is None and e.check_note.startswith("its check (ablated_e) is open")
+    row = next(r for r in comparison_rows(v) if r["Comparison"] == "e")
+    assert "is open" in row["Result"] and v.form == "not supported"
     # a check with no runs is open too, and said so
     claim = _claim(_cmp("c", "poly:p=3", "softmax", "equivalent", data="c"),
                    _cmp("none", "sigmoid", "softmax", "worse", data="c", role="check", validates=("c",)))

@@ -20,3 +20,15 @@ def test_an_unknown_grid_and_a_second_grid_under_a_taken_name_are_refused(monkey
     monkeypatch.setattr(grids, "GRIDS", {})
     with pytest.raises(ValueError, match="grids: none .import polyattn.experiments"):
         grids.grid("vit_table1")
+
+
+def test_each_ablated_control_is_its_recipe_with_uniform_weights():
+    # the Table 1 analogue's control differs from its softmax runs in the activation alone, seed for seed
+    from polyattn.experiments import GRIDS
+
+    softmax = [c for c in GRIDS["vit_table1"]("book") if c.activation == "softmax"]
+    ablated = GRIDS["vit_table1_ablated"]("book")
+    assert len(ablated) == len(softmax) == 5 and {c.activation for c in ablated} == {"uniform"}
+    for a, s in zip(ablated, softmax):
+        assert a.replace(activation="softmax", experiment="vit_table1") == s
+    assert GRIDS["vit_table1_ablated"]("paper") == GRIDS["vit_table1"]("paper")

@@ -94,7 +94,7 @@ def key_text(row: AnswerRow) -> str:
     if not informative(r):
         text = f"untested: {_floor_words(r)}"
     text = f"{short_label(r.comparison.label)}: {text}" if row.named or not informative(r) else text
-    if row.failed:
+    if row.failed and informative(r):  # an untested row has said which check voided it
         text += " (check failed: " + "; ".join(short_label(f.comparison.label).replace(" (control)", "")
                                                for f in row.failed) + ")"
     return text

@@ -137,6 +137,9 @@ class ComparisonResult:
     check_note: str = ""
     #: the label of the failed check that voided this comparison (None when none did)
     voided_by: Optional[str] = None
+    #: why that check voided it, in words, and the check's own result
+    voided_why: str = ""
+    voided_check: Optional["ComparisonResult"] = None
 
     def as_row(self) -> dict:
         c = self.comparison
@@ -392,13 +395,33 @@ def _apply_checks(results: list) -> bool:
                 if positive and t.result in rule.DIFFERENCES:
                     t.check_note = f"its positive control ({label}) failed; the difference found here still counts"
                     continue
-                t.voided_by, voided = label, True
+                t.voided_by, t.voided_check, voided = label, chk, True
                 t.result, t.qualifier, t.outcome = ("cannot see attention" if positive else "control failed"), "", \
                     "uninformative"
         elif chk.outcome != "supports":
+            positive = chk.comparison.expect != "equivalent"
             for t in targets:
+                if positive and t.voided_by is None and _equivalence(t):
+                    # attention ablated is not shown beyond the margin: "within the margin" cannot tell
+                    # this comparison's arms from a model without attention
+                    t.voided_by, t.voided_check, voided = label, chk, True
+                    t.voided_why = _NOT_BEYOND.format(
+                        chk=label, result=chk.result, margin=f"{chk.margin:g}")
+                    t.result, t.qualifier, t.outcome = "cannot see attention", "", "uninformative"
+                    continue
                 t.check_note = f"its check ({label}) is open: {chk.result}"
     return voided
+
+
+#: Why an equivalence is void when its positive control is open.
+_NOT_BEYOND = ("its positive control ({chk}: {result}) is not shown beyond the ±{margin} margin, so "
+               "agreement within that margin cannot tell attention from none")
+
+
+def _equivalence(r: ComparisonResult) -> bool:
+    """A result that reads as agreement within the margin (a harm or gain found inside the margin still
+    counts as a difference unless the comparison expects equivalence)."""
+    return r.result == "equivalent" and (not r.qualifier or r.comparison.expect == "equivalent")
 
 
 def _se(r: ComparisonResult) -> float:
@@ -514,6 +537,8 @@ def evaluate(claim_or_id, root: Optional[Path] = None, preset: str = "book") -> 
 
 
 def _why_untestable(r: ComparisonResult) -> str:
+    if r.voided_why:
+        return r.voided_why
     if r.voided_by is not None:
         return ("its positive control failed, so it cannot see attention" if r.result == "cannot see attention"
                 else "its control moved") + f" ({r.voided_by})"

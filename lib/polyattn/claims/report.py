@@ -113,6 +113,8 @@ def _counts(r: ComparisonResult) -> str:
 
 def _status(r: ComparisonResult) -> str:
     """Why a comparison says nothing, or what its checks leave open ("" when neither)."""
+    if r.voided_why:
+        return f" ({r.voided_why})"
     if r.voided_by is not None:
         why = "its positive control failed" if r.result == "cannot see attention" else "its control moved"
         return f" ({why}: {r.voided_by})"

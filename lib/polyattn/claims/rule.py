@@ -37,8 +37,10 @@ Each comparison first gets a *result* from its statistics alone
 ``cannot see attention`` / ``control failed``
     a check that validates this comparison failed: a positive control (attention ablated must do
     worse) that did not separate voids every result here that is not a detected difference (a
-    deficit beyond the margin still counts); a control that must not move and moved voids the
-    comparison.
+    deficit beyond the margin still counts); a positive control not shown beyond the margin (its
+    difference detected but of unclear size, or undecided) voids the results that read as
+    agreement within the margin, which could not then tell attention from none; a control that
+    must not move and moved voids the comparison.
 
 The Holm family of a claim holds only its deciding comparisons (the primary comparisons of the
 tier that decides, informative and gated); the tiers that do not decide form their own

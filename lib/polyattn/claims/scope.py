@@ -25,6 +25,7 @@ GRID_TITLES = {
     "vit_converged": "converged tier",
     "vit_unclipped": "converged tier, unclipped",
     "vit_unclipped_ablated": "converged tier, unclipped, attention ablated",
+    "vit_table1_ablated": "Table 1 analogue, attention ablated",
     "vit_marked": "marked garment",
     "vit_marked_probe": "marked garment, probes",
     "vit_norm_intervention": "norm intervention",
@@ -63,7 +64,7 @@ GRID_TITLES = {
 #: Each dataset a claim's runs train on, as a reader knows it.
 DATA_NAMES = {
     "fashion_mnist": "Fashion-MNIST",
-    "fashion_marked": "marked-garment scenes of Fashion-MNIST",
+    "fashion_marked": "marked-garment scenes",
     "bible_kjv": "KJV text",
     "mqar": "synthetic key–value sequences",
     "scenes": "Fashion-MNIST scenes",

@@ -23,6 +23,7 @@ for _name, _grid in {
     "vit_scale": vit.scale_sweep,
     "vit_table1_unclipped": vit.table1_unclipped,
     "vit_table1_quadratic": vit.table1_quadratic,
+    "vit_table1_ablated": vit.table1_ablated,
     "vit_converged": vit.converged,
     "vit_unclipped": vit.unclipped,
     "vit_unclipped_ablated": vit.unclipped_ablated,

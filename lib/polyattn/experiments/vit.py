@@ -174,6 +174,15 @@ def unclipped_ablated(preset: str = "book", seeds=None) -> list[TrainConfig]:
             for s in seeds_for(preset, seeds, CONVERGED_SEEDS)]
 
 
+def table1_ablated(preset: str = "book", seeds=None) -> list[TrainConfig]:
+    """Table 1's model, recipe, probes and seeds with attention ablated (uniform weights over the keys): the
+    positive control of the Table 1 analogue's comparisons."""
+    if preset == "paper":
+        return paper_configs()
+    return [c.replace(experiment="vit_table1_ablated", activation=ABLATED)
+            for c in table1(preset, seeds) if c.activation == "softmax"]
+
+
 #: Table 2's question at the converged tier's scale: the DeiT-style recipe (augmentation with
 #: mixing, drop path 0.1, as in :func:`table2`) on the converged tier's model, data and schedule,
 #: softmax against x^3/sqrt(N), five seeds.

@@ -28,6 +28,24 @@ ABLATED_CHECK = vs("vit_unclipped_ablated", {"activation": "uniform"}, SOFTMAX, 
                    baseline_grid=CONVERGED_UNCLIPPED_GRID, tier="converged", role="check")
 ABLATED_NOTE = ("the attention-ablated check (uniform weights, five seeds of the unclipped converged recipe) was "
                 "added on 5 December 2026, before any of its runs")
+#: For a claim on the same benchmark whose runs were stored before the check was attached to it.
+ABLATED_LATE = ("the attention-ablated check (registered on 5 December 2026, before its runs, for the parity claims "
+                "on the same benchmark) was attached to this claim on 6 December, after this claim's runs were stored")
+
+
+#: The Table 1 analogue's positive control: attention ablated at its recipe and seeds must fall behind softmax by
+#: more than the margin, or agreement there cannot tell attention from none.
+TABLE1_ABLATED_CHECK = vs("vit_table1_ablated", {"activation": "uniform"}, SOFTMAX, "ablated_vs_softmax_table1",
+                          "uniform attention − softmax, Table 1 analogue (attention ablated)", "worse",
+                          baseline_grid="vit_table1", tier="table1", role="check")
+TABLE1_ABLATED_NOTE = ("the Table 1 analogue's attention-ablated check (uniform weights, its five seeds) was added on "
+                       "6 December 2026, before any of its runs")
+
+
+def ablated_check(validates: tuple = ("tier:converged",)):
+    """:data:`ABLATED_CHECK` as a claim other than its owner cites it, validating ``validates``."""
+    return dataclasses.replace(ABLATED_CHECK, cited_from="converged_unclipped:ablated_vs_softmax",
+                               validates=validates)
 
 # --- the paper's tables, with gradient clipping ---------------------------------------------------------
 TABLE_PARITY = RegisteredClaim(
@@ -47,6 +65,7 @@ TABLE_PARITY = RegisteredClaim(
            "uniform attention − softmax, converged, unclipped (attention ablated)", "worse",
            baseline_grid=CONVERGED_UNCLIPPED_GRID, tier="converged", role="check",
            cited_from="converged_unclipped:ablated_vs_softmax", validates=("tier:converged",)),
+        dataclasses.replace(TABLE1_ABLATED_CHECK, validates=("tier:table1",)),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="d8885f6", deciding_tier="converged",
     deciding_tier_after="that the converged tier decides was written down after all three tiers were stored",
@@ -55,7 +74,7 @@ TABLE_PARITY = RegisteredClaim(
                      "converged tier's runs came after it); that the converged tier decides, the analogues' pair "
                      "spread needing about 30 seeds a cell, was written down after all three tiers were stored",
     scale="micro and mini ViTs on Fashion-MNIST, " + CLIPPED + ", book preset",
-    notes=(ABLATED_NOTE,),
+    notes=(ABLATED_NOTE, TABLE1_ABLATED_NOTE),
     headline="x³/√N matches softmax (ViT, Tables 1/2)", answer_row=1, verdict_row=7, topic="ViT",
 )
 
@@ -68,10 +87,11 @@ FAMILY = RegisteredClaim(
         vs("vit_table1", {"activation": spec}, SOFTMAX, cid, f"{name} − softmax, Table 1 analogue", "equivalent")
         for cid, spec, name in (("taylor", "taylor_softmax", "Taylor softmax"), ("periodic", "periodic", "periodic"),
                                 ("power_softmax", "power_softmax:p=2", "Power-Softmax (p = 2)"),
-                                ("relu2_n", "relu2_n", "ReLU²/N"))),
+                                ("relu2_n", "relu2_n", "ReLU²/N"))) + (TABLE1_ABLATED_CHECK,),
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="d8885f6", chance_registered_after=CHANCE_LATE,
     registered_after="the margin was fixed after the Table 1 analogue's runs were stored",
     scale="micro ViT, 5,000 Fashion-MNIST images, 6 epochs, " + CLIPPED + ", book preset",
+    notes=(TABLE1_ABLATED_NOTE,),
     headline="Other softmax alternatives match it", answer_row=10, verdict_row=8, topic="ViT",
 )
 
@@ -86,8 +106,11 @@ TABLE2_CONVERGED = RegisteredClaim(
     comparisons=(
         vs("vit_table2_converged", CUBE_SQRT_N, SOFTMAX, "cube_sqrt_n", "x³/√N − softmax, DeiT recipe, converged",
            "equivalent"),
+        ablated_check(validates=()),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
+    notes=("the attention-ablated check of the converged benchmark was attached on 6 December 2026, before any run "
+           "of this claim's grid",),
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, DeiT-style augmentation and drop path 0.1, "
           + CLIPPED + ", book preset",
 )
@@ -185,11 +208,13 @@ QUADRATIC = RegisteredClaim(
            "learned-scale x² − softmax, converged", "equivalent", tier="converged"),
         vs("vit_converged", _QUAD, SOFTMAX, "fixed_vs_softmax_converged", "x²/√N − softmax, converged",
            "equivalent", tier="converged"),
+        ablated_check(),
+        dataclasses.replace(TABLE1_ABLATED_CHECK, validates=("learned_vs_softmax", "fixed_vs_softmax")),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
-    deciding_tier="converged",
+    deciding_tier="converged", notes=(TABLE1_ABLATED_NOTE,),
     registered_after="the Table 1 analogue's x²/√N and softmax runs were stored before this claim was registered; "
-                     "the learned-scale and converged comparisons were registered before their runs",
+                     "the learned-scale and converged comparisons were registered before their runs; " + ABLATED_LATE,
     scale="micro ViT on Fashion-MNIST: 5,000 images for 6 epochs, and all 60,000 for 20; " + CLIPPED + "; book preset",
     headline="x²/√N or learned-scale x² matches softmax", answer_row=5, topic="ViT",
 )

@@ -14,6 +14,7 @@ from ..constants import (
 )
 from ..floors import NGRAM_NAMES, ngram_floor
 from ..spec import Gate, RegisteredClaim, vs
+from .images import ABLATED_LATE, ablated_check
 from .language import ROPE_BOOK_STEPS, rope_at
 
 _CAPPED = {"activation": "poly_cap:p=3"}
@@ -33,11 +34,12 @@ NORM_INTERVENTION = RegisteredClaim(
            "equivalent", baseline_grid="vit_converged", role="description"),
         vs("vit_converged", CUBE_SQRT_N, SOFTMAX, "uncapped", "uncapped x³/√N − softmax, converged recipe",
            "equivalent", role="description", cited_from="table_parity:converged"),
+        ablated_check(validates=("necessity", "sufficiency_contrast")),
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, margin_commit="900830c", chance_registered_after=CHANCE_LATE,
     registered_after="the sufficiency half was first judged as capped x³/√N against softmax; that it needs the "
                      "contrast with the uncapped x³/√N (which matches softmax while breaking the bound) was "
-                     "written down after all the runs were stored",
+                     "written down after all the runs were stored; " + ABLATED_LATE,
     scale="micro ViT, the converged tier's recipe (all 60,000 Fashion-MNIST images, 20 epochs), " + CLIPPED
           + ", book preset",
     headline="The √N bound is why softmax trains well", answer_row=2, verdict_row=14,
@@ -60,8 +62,9 @@ NORM_INTERVENTION_UNCLIPPED = RegisteredClaim(
            "equivalent", baseline_grid=CONVERGED_UNCLIPPED_GRID, role="description", shown_with="necessity"),
         vs(_IU, _CAPPED, SOFTMAX, "capped_vs_softmax", "capped x³/√N − softmax, unclipped", "equivalent",
            baseline_grid=CONVERGED_UNCLIPPED_GRID, role="description"),
+        ablated_check(validates=("necessity", "sufficiency_contrast")),
     ),
-    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_band=2.0,
+    margin=1.0, chance=FASHION_MNIST_CHANCE, chance_band=2.0, registered_after=ABLATED_LATE,
     notes=("5 seeds planned: the clipped intervention's pair spread at this scale decides with 4 or 5 (the design "
            "table on the status page: norm_intervention)",),
     scale="micro ViT, all 60,000 Fashion-MNIST images, 20 epochs, no gradient clipping, book preset",
