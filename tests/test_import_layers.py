@@ -184,10 +184,6 @@ LAZY_IMPORTS = {
 #: does not, so that the light module stays light (torch-free analysis, claims and book pages).
 HEAVY = ("torch", "torchvision", "timm", "triton", "scipy", "matplotlib")
 
-#: Packages whose function-level imports (c) does not yet hold to module level: the register, the
-#: book build and the measured claims (the page kit and the studies are held to it); their imports are
-#: counted by the circle check (b) already.
-NOT_YET_CHECKED = ("polyattn.claims", "polyattn.book", "polyattn.measures")
 
 
 def _statements(nodes, functions: bool = True, in_function: bool = False):
@@ -441,7 +437,7 @@ def needless_lazy_imports(root: Path = LIB, package: str = "polyattn", heavy=HEA
 
 
 def test_imports_of_the_library_inside_functions_are_lazy_only_where_they_load_a_heavy_package():
-    found = needless_lazy_imports(skip=NOT_YET_CHECKED)
+    found = needless_lazy_imports()
     assert not found, ("imports inside functions that load nothing heavy the module does not load already; move "
                        "them to the top of the module (where a circle results, the layers are wrong):\n  "
                        + "\n  ".join(found))

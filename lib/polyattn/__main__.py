@@ -181,13 +181,13 @@ def main(argv=None) -> int:
                           "learning-rate schedule) and store them")
     tol.set_defaults(func=cmd_tolerance)
     for name, module in (("bench", "polyattn.bench"), ("book", "polyattn.book"), ("verdicts", "polyattn.book.verdicts"),
-                         ("section", "polyattn.book.sections"), ("floors", "polyattn.claims.floors")):
+                         ("section", "polyattn.book.sections"), ("floors", "polyattn.task_floors")):
         s = sub.add_parser(name, help=f"see python -m {module} --help", add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
         s.set_defaults(func=lambda a, m=module: _delegate(m, a.rest))
     argv = sys.argv[1:] if argv is None else list(argv)
     delegated = {"bench": "polyattn.bench", "book": "polyattn.book", "verdicts": "polyattn.book.verdicts",
-                 "section": "polyattn.book.sections", "floors": "polyattn.claims.floors"}
+                 "section": "polyattn.book.sections", "floors": "polyattn.task_floors"}
     if argv and argv[0] in delegated:
         # delegated whole, options first included (argparse's REMAINDER would refuse a leading --help)
         run = lambda: _delegate(delegated[argv[0]], argv[1:])

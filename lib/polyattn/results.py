@@ -48,6 +48,8 @@ from .presets import EVIDENCE_PRESETS
 
 SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Where the floors of each task are stored (:mod:`polyattn.task_floors` writes them, the register reads them).
+FLOORS_PATH = REPO_ROOT / "data" / "floors.json"
 REQUIRED = ("schema", "experiment", "config", "config_hash", "seed", "preset", "status", "metrics", "provenance")
 
 

@@ -324,9 +324,13 @@ def test_the_registers_checks_name_the_cells_they_validate():
     physics = {c.id: c.validates for c in REGISTER["physics_poly"].checks}
     assert physics == {"ablated_convection": ("convection",), "ablated_reaction": ("reaction",),
                        "ablated_wave": ("wave",)}
-    for cid in ("table_parity", "converged_scale_needed"):
-        (check,) = REGISTER[cid].checks
-        assert check.id == "ablated_vs_softmax" and check.validates == ("tier:converged",)
+    for cid in ("table_parity", "converged_scale_needed", "quadratic"):
+        check = next(c for c in REGISTER[cid].checks if c.id == "ablated_vs_softmax")
+        assert check.validates == ("tier:converged",)
+    # the Table 1 analogue's own control validates its tier alone where the claim has several
+    (t1,) = [c for c in REGISTER["table_parity"].checks if c.id == "ablated_vs_softmax_table1"]
+    assert t1.validates == ("tier:table1",) and t1.candidate.grid == "vit_table1_ablated"
+    assert {c.id for c in REGISTER["family"].checks} == {"ablated_vs_softmax_table1"}
     (check,) = REGISTER["converged_unclipped"].checks
     assert set(check.validates) == {"cube_sqrt_n", "cube_vs_scaled"}
 

@@ -11,7 +11,17 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ..analysis.results import RESULT_LEGEND
+from ..claims.budget import budget_summary, shorter_pairs
+from ..claims.evaluate import arm_runs, evaluate_all
+from ..claims.report import estimate_cell, key_cell
+from ..claims.rule import LEGEND
+from ..claims.scope import scope_markdown
+from ..claims.spec import Arm
+from ..numbers import fixed, p_relation
+from .answer_rows import answer_rows, legend_line, table_markdown
 from .common import REPO_ROOT, register_grids
+from .forest import save_forest
 from .questions import questions_markdown
 
 ANSWER_MARKER = "% polyattn:answer"
@@ -25,7 +35,6 @@ RESULT_LEGEND_MARKER = "% polyattn:result-legend"
 
 def legend_markdown() -> str:
     """What each verdict word means: one line per form of :data:`polyattn.claims.rule.LEGEND`."""
-    from ..claims.rule import LEGEND
 
     return "\n".join(f"- **{k}**: {v}." for k, v in LEGEND.items())
 
@@ -34,7 +43,6 @@ def result_legend_markdown() -> str:
     """What each comparison's result means: one line per result of
     :data:`polyattn.analysis.results.RESULT_LEGEND`, as :func:`~polyattn.analysis.results.comparison_result`
     decides it."""
-    from ..analysis.results import RESULT_LEGEND
 
     return "\n".join(f"- *{k}*: {v}." for k, v in RESULT_LEGEND.items())
 
@@ -51,8 +59,6 @@ def last_probe(record: dict, metric: str) -> float:
 
 def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
     """||A||_F / sqrt(N) at the last probe, per stored run of softmax and x^3/sqrt(N) in ``grid``."""
-    from ..claims.evaluate import arm_runs
-    from ..claims.spec import Arm
 
     register_grids()
 
@@ -65,8 +71,6 @@ def norm_regime(grid: str = "vit_converged") -> dict[str, list[float]]:
 
 def findings_markdown(verdicts: dict) -> str:
     """The findings the book's data show most clearly, as Markdown bullets with their numbers."""
-    from ..claims.report import estimate_cell
-    from ..numbers import fixed
 
     lines = []
     conv, t1 = norm_regime("vit_converged"), norm_regime("vit_table1")
@@ -126,8 +130,6 @@ def _physics_longer(short, longer) -> str:
 def _lra_longer(longer) -> str:
     """The LRA finding: each longer-budget comparison with two pairs beside the same comparison at
     the book's steps, and what the longer runs did to the gaps; "" before such a pair exists."""
-    from ..claims.budget import budget_summary, shorter_pairs
-    from ..claims.report import key_cell
 
     if longer is None or not any(r.n >= 2 for r in longer.comparisons):
         return ""
@@ -142,8 +144,6 @@ def _recall_finding(recall, short, longer) -> str:
     """The recall finding: first the setting where softmax learns recall (the tier designed to
     decide), per variant the seeds that learned it and the claim's verdict; then the book's budget
     and ten times it (description); "" before any pair."""
-    from ..claims.report import key_cell
-    from ..numbers import fixed
 
     parts = []
     done = [r for r in recall.comparisons if r.comparison.role == "primary" and r.n and r.learned_counts] \
@@ -170,15 +170,12 @@ def _recall_finding(recall, short, longer) -> str:
 
 
 def _p(p: float) -> str:
-    from ..numbers import p_relation
 
     return p_relation(p)
 
 
 def answer_block(verdicts: dict | None = None, links: bool = False) -> str:
     """The README's answer block (and, with ``links``, the intro's table part)."""
-    from ..claims.evaluate import evaluate_all
-    from .answer_rows import answer_rows, legend_line, table_markdown
 
     register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
@@ -199,9 +196,6 @@ def intro_answer(src: Path, verdicts: dict | None = None) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
-    from ..claims.evaluate import evaluate_all
-    from .answer_rows import answer_rows
-    from .forest import save_forest
 
     register_grids()
     verdicts = evaluate_all() if verdicts is None else verdicts
@@ -223,7 +217,6 @@ SCOPE_TITLE = "What each claim rests on: data, length, steps, seeds and compute"
 def scope_dropdown(verdicts: dict) -> str:
     """A collapsed block under the forest plot: per claim, the experiments and data its comparisons
     read, N, training length, paired seeds and the CPU-hours of those runs."""
-    from ..claims.scope import scope_markdown
 
     note = ("One row per claim with stored runs: the experiments its comparisons read and their data; *N*, "
             "the sequence length the attention trained at; how long each run trained, and how many seeds each "

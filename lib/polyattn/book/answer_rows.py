@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .questions import informative
+from ..claims.register import answer_ids
+from ..claims.report import key_cell, section_link, short_label
+from .questions import _floor_words, informative
 
 #: Forms under which a row says nothing about its claim: greyed in the forest plot.
 UNTESTED_FORMS = ("not testable as designed", "inconclusive at this scale", "pending")
@@ -61,7 +63,6 @@ def deciding(v) -> Optional[object]:
 
 def answer_rows(verdicts: dict, ids=None) -> list[AnswerRow]:
     """One row per claim of ``ids`` (default: the answer table's) that the register has, in order."""
-    from ..claims.register import answer_ids
 
     rows = []
     for cid in answer_ids() if ids is None else ids:
@@ -84,8 +85,6 @@ def answer_rows(verdicts: dict, ids=None) -> list[AnswerRow]:
 def key_text(row: AnswerRow) -> str:
     """The table's key-number cell: the deciding comparison's number (named when the claim has
     several primaries and no deciding tier), or why it says nothing; then any check that failed."""
-    from ..claims.report import key_cell, short_label
-    from .questions import _floor_words
 
     r = row.key
     if r is None:
@@ -110,7 +109,6 @@ def table_markdown(rows: list[AnswerRow], links: bool = True, statements: bool =
     """The answer table: the claim's short name (linked to its section with ``links``, else with
     its chapter; with ``statements`` its full statement, as a chapter's findings give it), its
     verdict word with its markers, and its key number."""
-    from ..claims.report import section_link
 
     lines = ["| claim | verdict | key number |", "| --- | --- | --- |"]
     for row in rows:

@@ -16,6 +16,8 @@ import math
 import textwrap
 from pathlib import Path
 
+from ..claims.report import RESULT_COLOURS, read_as_counts
+
 #: The width the figure is drawn at, in CSS pixels (96 to the inch): the figures' width
 #: (:data:`polyattn.plotting.COLUMN_PX`), a little inside the book's text column.
 WIDTH_PX = 752
@@ -34,7 +36,6 @@ LABEL_CHARS = 34
 def result_colours(rows) -> dict[str, str]:
     """A colour for each result of the rows' deciding comparisons: the book's result colours, and a
     colour of its own for a result they do not name."""
-    from ..claims.report import RESULT_COLOURS
 
     out = dict(RESULT_COLOURS)
     extra = iter(MORE_COLOURS)
@@ -86,7 +87,6 @@ def forest_figure(rows):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..claims.report import read_as_counts
 
     units = list(dict.fromkeys(panel_unit(r.key) for r in rows if r.key is not None)) or ["points"]
     counts = [sum(1 for r in rows if r.key is not None and panel_unit(r.key) == u) for u in units]

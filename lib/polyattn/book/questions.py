@@ -14,6 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..analysis.frames import record_seq_len
+from ..claims.evaluate import arm_runs
+from ..claims.report import key_cell, read_as_counts, section_link, short_label
+from ..claims.rule import claim_form
+from ..claims.scope import DATA_NAMES, GRID_TITLES
+
 #: The answer a claim's form gives to the question the claim asks (the question is phrased as the
 #: claim: "is the factor needed?" is answered by "unscaled x³ is worse").  A form not listed is
 #: stated as it is, so a form the rule adds later still reads.
@@ -93,14 +99,12 @@ def unit_words(unit: str, value: float) -> str:
 def number(r) -> str:
     """A comparison's key number: counts for a comparison read as counts, else the difference and
     its 95% interval in its unit."""
-    from ..claims.report import key_cell
 
     return key_cell(r).replace("seeds that learned: ", "").replace(" against ", " vs ") \
         + (" learned" if _as_counts(r) else "")
 
 
 def _as_counts(r) -> bool:
-    from ..claims.report import read_as_counts
 
     return read_as_counts(r)
 
@@ -120,14 +124,12 @@ def result_words(r) -> str:
 
 def records_of(r) -> list[dict]:
     """The stored records of a comparison's candidate arm."""
-    from ..claims.evaluate import arm_runs
 
     return list(arm_runs(r.comparison.candidate, pool_over=r.comparison.pool_over).records.values())
 
 
 def sequence_length(r) -> Optional[int]:
     """The N a comparison's runs trained at (the largest, when they differ)."""
-    from ..analysis.frames import record_seq_len
 
     lengths = [record_seq_len(rec) for rec in records_of(r)]
     lengths = [n for n in lengths if n]
@@ -143,7 +145,6 @@ FAMILIES = (("vit_", "ViT"), ("critique_", "ViT"), ("architectures_", "timm mode
 def scope_words(r, grid_title: bool = True) -> str:
     """"the converged tier (micro ViT, Fashion-MNIST, N = 50, 5 seeds)": where a comparison's runs come
     from; without ``grid_title``, "the micro ViT (Fashion-MNIST, N = 50, 5 seeds)"."""
-    from ..claims.scope import DATA_NAMES, GRID_TITLES
 
     recs = records_of(r)
     grid = r.comparison.candidate.grid
@@ -237,7 +238,6 @@ def _reach_row(verdicts: dict, q: Question):
 def _failed(verdicts: dict, q: Question) -> list[str]:
     """What failed or could not decide in the answering claim, in words: failed checks, open
     checks with runs, and the other tiers' primary comparisons that cannot decide."""
-    from ..claims.scope import GRID_TITLES
 
     v = verdicts.get(q.claim)
     if v is None:
@@ -267,7 +267,6 @@ def _failed(verdicts: dict, q: Question) -> list[str]:
 
 
 def _short(r) -> str:
-    from ..claims.report import short_label
 
     return short_label(r.comparison.label).split(",")[0]
 
@@ -281,7 +280,6 @@ def answer_form(v, q: Question, key=None) -> str:
     (by the same rule)."""
     if not q.by_key or key is None:
         return v.form
-    from ..claims.rule import claim_form
 
     return claim_form([key.outcome], [key.comparison.expect], enough_runs=key.n >= 2)
 
@@ -374,7 +372,6 @@ def _bare(r) -> str:
 def questions_markdown(verdicts: dict, links: bool = False) -> str:
     """The three questions, numbered, each with its answer sentence; with ``links`` each ends with a
     link to the section of the claim that answers it."""
-    from ..claims.report import section_link
 
     lines = []
     for i, q in enumerate(QUESTIONS, 1):

@@ -6,8 +6,10 @@ import os
 import platform
 from pathlib import Path
 
+from ..claims.checklist import SHORT
 from ..claims.design import MAX_SEEDS, design_table
-from ..claims.scope import wall_seconds
+from ..claims.register import MEASURED, REGISTER
+from ..claims.scope import GRID_TITLES, wall_seconds
 from ..config import hash_fields
 from ..display import markdown_table
 from ..results import InvalidRecord, cpu_model, git, load, record_path
@@ -225,7 +227,6 @@ def chapter_names(readers: str) -> str:
 
 def grid_name(grid: str) -> str:
     """A grid as the chapters call it, with the name ``python -m polyattn grid`` takes after it."""
-    from ..claims.scope import GRID_TITLES
 
     title = GRID_TITLES.get(grid, grid.replace("_", " "))
     return f"{title} (grid {grid})"
@@ -233,8 +234,6 @@ def grid_name(grid: str) -> str:
 
 def claim_name(claim_id: str) -> str:
     """A claim in a few words (the answer table's short name, else the checklist's, else its statement)."""
-    from ..claims.checklist import SHORT
-    from ..claims.register import MEASURED, REGISTER
 
     headline = getattr(REGISTER.get(claim_id) or MEASURED.get(claim_id), "headline", None)
     if headline:
@@ -246,7 +245,6 @@ def claim_name(claim_id: str) -> str:
 
 def comparison_name(claim_id: str, comparison_id: str) -> str:
     """A registered comparison in words (its label), not its id."""
-    from ..claims.register import REGISTER
 
     claim = REGISTER.get(claim_id)
     for c in (claim.comparisons if claim is not None else ()):

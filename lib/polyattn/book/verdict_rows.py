@@ -17,6 +17,7 @@ from ..claims.register import REGISTER, any_claim, verdict_ids
 from ..claims.report import section_link
 from ..claims.rule import FORMS  # noqa: E402  (the book's one vocabulary of verdicts)
 from ..display import typographic
+from .answer_rows import MARKS
 from .common import REPO_ROOT, VERDICTS_FILE
 
 #: The rows of the intro's verdict table, in order: the register's claims with a ``verdict_row``, decided by
@@ -174,7 +175,6 @@ def verdict_table(executed: dict[str, Path], verdicts: dict[str, dict] | None = 
         verdicts = json.loads(path.read_text()) if path.exists() else {}
     machine = collect_verdicts({k: v for k, v in executed.items()
                                 if any(c.machine_dependent and c.chapter == k for c in CLAIMS)})
-    from .answer_rows import MARKS
 
     lines = ["| claim | raised by | checked in | verdict |", "| --- | --- | --- | --- |"]
     used = set()

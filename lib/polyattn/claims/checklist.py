@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from .evaluate import evaluate
+from .register import claim
+
 #: The chapter whose page shows the table: its places link to labels, the others to documents.
 HOME = "09_critiques"
 
@@ -204,14 +207,12 @@ def claim_ids(items=CHECKLIST) -> tuple:
 
 def grids(items=CHECKLIST) -> tuple:
     """The grids whose records the checklist's claims read."""
-    from .register import claim
 
     return tuple(sorted({g for cid in claim_ids(items) for g in claim(cid).grids}))
 
 
 def claim_forms(ids=None) -> dict:
     """claim id -> its form under the register's rule, from the stored records."""
-    from .evaluate import evaluate
 
     return {cid: evaluate(cid).form for cid in (claim_ids() if ids is None else ids)}
 

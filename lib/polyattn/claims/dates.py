@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..results import REPO_ROOT, git
+from .evaluate import arm_runs
+from .register import REGISTER
 
 #: Every file that has held the register's claims, the present ones and those of its history.
 REGISTER_FILES = ("lib/polyattn/claims/topics", "lib/polyattn/claims/register.py",
@@ -24,7 +26,6 @@ def registered_at(claim_id: str, root: Path = REPO_ROOT) -> Optional[datetime]:
     """The commit time of the first commit that wrote ``"claim_id"`` into the register, or of the
     claim's ``margin_commit`` when its margin predates the register (None without git or history;
     a claim not yet committed has none either)."""
-    from .register import REGISTER
 
     claim = REGISTER.get(claim_id)
     if claim is not None and claim.margin_commit:
@@ -53,7 +54,6 @@ def first_observable(claim) -> Optional[datetime]:
     """When the first of a claim's comparisons could first be seen: for each comparison, the time
     both of its arms had a run started (the later of the two arms' first starts); the earliest
     of these over the claim.  None when no comparison has runs in both arms."""
-    from .evaluate import arm_runs
 
     seen = []
     for comp in claim.comparisons:

@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from .evaluate import evaluate_all
+
 #: The most seeds per arm that this book plans for one comparison.
 MAX_SEEDS = 10
 POWER = 0.8
@@ -124,7 +126,6 @@ class DesignRow:
 
 def design_rows(verdicts=None) -> list[DesignRow]:
     """One row per registered comparison with its pilot spread, pairs needed, planned and stored."""
-    from .evaluate import evaluate_all
 
     verdicts = evaluate_all() if verdicts is None else verdicts
     rows = []

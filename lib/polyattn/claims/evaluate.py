@@ -16,7 +16,9 @@ from typing import Optional
 import numpy as np
 
 from ..analysis.stats import holm, minimal_detectable_effect
+from ..grids import grid
 from ..metric_specs import FINAL_METRICS
+from ..results import InvalidRecord, load, record_path
 from . import rule
 from .register import REGISTER
 from .register import claim as _claim
@@ -58,8 +60,6 @@ class ArmRuns:
 def arm_runs(arm: Arm, root: Optional[Path] = None, preset: str = "book", pool_over: tuple = ()) -> ArmRuns:
     """The stored runs of one arm: the grid's configs that match its fields, loaded when stored,
     keyed by (the values of the ``pool_over`` fields, seed)."""
-    from ..grids import grid
-    from ..results import InvalidRecord, load, record_path
 
     configs = [c for c in grid(arm.grid)(preset, None) if arm.matches(dataclasses.asdict(c))]
     out = {}

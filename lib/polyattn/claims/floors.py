@@ -16,135 +16,22 @@ A comparison is informative only when its baseline learned beyond such a floor (
 * PDEs: log10 of the relative error (rMAE) of predicting zero everywhere (0 by definition) and
   of predicting the solution's mean over the test grid.
 
-``python -m polyattn floors`` computes them and writes :data:`FLOORS_PATH`; :func:`floor` reads a
-stored value (the register reads its gates from there).
+:mod:`polyattn.task_floors` computes them (``python -m polyattn floors``) and writes
+:data:`polyattn.results.FLOORS_PATH`; :func:`floor` reads a stored value (the register reads its gates
+from there).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import math
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
-import numpy as np
+from ..results import FLOORS_PATH  # noqa: F401  (read from here too)
 
-FLOORS_PATH = Path(__file__).resolve().parents[3] / "data" / "floors.json"
-#: The add-k constants tried for each n-gram order (the one with the lowest validation bits/char is kept).
-ADD_K = (1.0, 0.1, 0.01, 0.001)
 NGRAM_ORDERS = (1, 2, 3, 4, 5)
 #: The words each n-gram floor is named by in gates and sentences.
 NGRAM_NAMES = {1: "the count-based unigram", 2: "the count-based bigram", 3: "the count-based trigram",
                4: "the count-based 4-gram", 5: "the count-based 5-gram"}
-
-
-def _context_codes(ids: np.ndarray, order: int, vocab: int) -> np.ndarray:
-    """For each position i >= order - 1, the preceding ``order - 1`` ids as one integer."""
-    n = len(ids) - (order - 1)
-    code = np.zeros(n, dtype=np.int64)
-    for j in range(order - 1):
-        code = code * vocab + ids[j:j + n].astype(np.int64)
-    return code
-
-
-def ngram_bits_per_char(train: Sequence[int], test: Sequence[int], order: int, vocab: int, k: float) -> float:
-    """Bits/char on ``test`` of a count-based ``order``-gram model fitted on ``train`` with add-k
-    smoothing over a ``vocab``-symbol alphabet: p(c | h) = (n(h, c) + k) / (n(h) + k V).  Each test
-    character is predicted from the ``order - 1`` characters before it (the first few, which
-    have fewer, are left out)."""
-    if order < 1 or k <= 0 or vocab < 2:
-        raise ValueError(f"ngram_bits_per_char needs order >= 1, k > 0 and vocab >= 2, got {order}, {k}, {vocab}")
-    tr, te = np.asarray(train, dtype=np.int64), np.asarray(test, dtype=np.int64)
-    if len(te) < order or len(tr) < order:
-        raise ValueError(f"a {order}-gram needs streams of at least {order} characters")
-    if max(int(tr.max()), int(te.max())) >= vocab:
-        raise ValueError(f"an id is outside the vocabulary of {vocab}")
-    h_tr = _context_codes(tr, order, vocab)
-    joint_tr = h_tr * vocab + tr[order - 1:]
-    h_te = _context_codes(te, order, vocab)
-    joint_te = h_te * vocab + te[order - 1:]
-
-    def counts(keys_sorted, counts_sorted, query):
-        idx = np.searchsorted(keys_sorted, query)
-        idx_c = np.minimum(idx, len(keys_sorted) - 1)
-        hit = keys_sorted[idx_c] == query
-        return np.where(hit, counts_sorted[idx_c], 0)
-
-    jk, jc = np.unique(joint_tr, return_counts=True)
-    hk, hc = np.unique(h_tr, return_counts=True)
-    p = (counts(jk, jc, joint_te) + k) / (counts(hk, hc, h_te) + k * vocab)
-    return float(-np.log2(p).mean())
-
-
-def charlm_floors(books=None, orders: Sequence[int] = NGRAM_ORDERS, add_k: Sequence[float] = ADD_K) -> dict:
-    """The count-based n-gram floors of the character LM on the book split (``books``: the mapping
-    the task reads; default the King James Bible)."""
-    from ..data.charlm import build_corpus
-
-    if books is None:
-        from ..data.bible import books as kjv
-
-        books = kjv()
-    corpus = build_corpus(books)
-    v = len(corpus.vocab)
-    train, val, test = (corpus.stream(s).numpy() for s in ("train", "validation", "test"))
-    out = {}
-    for n in orders:
-        k = min(add_k, key=lambda kk: ngram_bits_per_char(train, val, n, v, kk))
-        out[str(n)] = {"bits_per_char": ngram_bits_per_char(train, test, n, v, k), "k": k}
-    return {"ngram": out, "vocab": v, "split": "counts on the training stream, k on the validation stream, "
-                                              "bits/char on the whole test stream"}
-
-
-def mqar_floors(test_sets: Sequence[tuple], value_tokens: int) -> dict:
-    """Guessing a value token, and the copy plateau pooled over the test sets' queries (``test_sets``:
-    (length, K) pairs with the same number of examples each: K queries of which 1/K are right)."""
-    queries = sum(k for _, k in test_sets)
-    return {"guess": 100.0 / value_tokens, "copy_plateau": 100.0 * len(test_sets) / queries}
-
-
-def marked_floors() -> dict:
-    """Chance, the majority class and the garment-set floor (%) on the marked-garment test scenes (the
-    default number, which the book preset uses)."""
-    from ..data.fashion_mnist import load_fashion_mnist
-    from ..data.marked import DEFAULT_SCENES, SCENE_SEED, garment_set_floor, marked_scenes
-
-    _, _, images, labels = load_fashion_mnist()
-    _, y, classes, _ = marked_scenes(images, labels, DEFAULT_SCENES[1], SCENE_SEED + 1)
-    return {"chance": 10.0, "majority": 100.0 * int(y.bincount().max()) / len(y),
-            "garment_set": garment_set_floor(classes)}
-
-
-def pde_floors(spec: str, test_grid: tuple = (101, 101)) -> dict:
-    """log10 rMAE of the zero and the mean predictors of one PDE on its test grid."""
-    from ..data.pde import get_pde, rmae
-
-    problem = get_pde(spec)
-    grid = problem.test_grid(*test_grid)
-    u = problem.solution(grid.x, grid.t).double().flatten()
-    return {"zero": math.log10(rmae(u, 0 * u)), "mean": math.log10(rmae(u, 0 * u + u.mean()))}
-
-
-def compute_floors(charlm: bool = True) -> dict:
-    """Every task's floors (``charlm=False`` leaves out the n-gram models, which need the corpus)."""
-    from ..claims.constants import FASHION_MNIST_CHANCE, LRA_CHANCE, MQAR_VOCAB, mqar_value_tokens
-    from ..experiments.mqar import BOOK_TESTS
-
-    out = {"fashion_mnist": {"chance": FASHION_MNIST_CHANCE, "majority": FASHION_MNIST_CHANCE},
-           "lra": {t: {"majority": v} for t, v in LRA_CHANCE.items()},
-           "mqar": mqar_floors(BOOK_TESTS, mqar_value_tokens(MQAR_VOCAB)),
-           "pde": {s: pde_floors(s) for s in ("convection:beta=30", "reaction", "wave")},
-           "fashion_marked": marked_floors()}
-    if charlm:
-        out["charlm"] = charlm_floors()
-    return out
-
-
-def write_floors(path: Optional[Path] = None, charlm: bool = True) -> dict:
-    path = FLOORS_PATH if path is None else Path(path)
-    floors = compute_floors(charlm)
-    path.write_text(json.dumps(floors, indent=1, sort_keys=True) + "\n")
-    return floors
 
 
 def floor(*keys: str, path: Optional[Path] = None) -> float:
@@ -163,17 +50,3 @@ def floor(*keys: str, path: Optional[Path] = None) -> float:
 def ngram_floor(order: int) -> float:
     """The count-based ``order``-gram's bits/char on the character LM's test stream (stored)."""
     return floor("charlm", "ngram", str(order), "bits_per_char")
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m polyattn floors", description=__doc__.split("\n")[0])
-    parser.add_argument("--no-charlm", action="store_true", help="leave out the n-gram floors (no corpus needed)")
-    parser.add_argument("--out", type=Path, default=None, help=f"where to write them (default {FLOORS_PATH})")
-    args = parser.parse_args(argv)
-    floors = write_floors(args.out, charlm=not args.no_charlm)
-    print(json.dumps(floors, indent=1, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -11,8 +11,10 @@ from typing import Iterable, Optional
 
 from ..numbers import fixed, p_relation, p_value, percent, significant
 from ..numbers import interval as bracket
+from .design import MAX_SEEDS, UNREACHABLE, pairs_needed
 from .evaluate import ClaimVerdict, ComparisonResult
 from .register import HEADLINE, HEADLINES, TOPIC_NAMES, answer_ids  # noqa: F401  (HEADLINE(S) read from here)
+from .rule import exact_interval
 
 #: ``HEADLINE`` and ``HEADLINES``, the answer table's claims in order and their short names, are read from
 #: the claims themselves (``answer_row`` and ``headline``, :class:`polyattn.claims.spec.Claim`).
@@ -103,7 +105,6 @@ def sentence(v: ClaimVerdict) -> str:
 
 def _counts(r: ComparisonResult) -> str:
     """"2 of 3 seeds learned the task against 3 of 3": a split comparison's counts with exact intervals."""
-    from .rule import exact_interval
 
     kc, kb, n = r.learned_counts
     lo, hi = exact_interval(kc, n)
@@ -153,7 +154,6 @@ def _comparison_text(r: ComparisonResult, decides: bool = True) -> str:
     if decides and r.outcome == "open" and r.comparison.role == "primary" and r.mde is not None \
             and math.isfinite(r.mde):
         text += f"; these seeds detect about ±{significant(r.mde)}"
-        from .design import MAX_SEEDS, UNREACHABLE, pairs_needed
 
         need = pairs_needed(r.sd, r.margin, r.comparison.expect, r.mean)
         if need == UNREACHABLE:

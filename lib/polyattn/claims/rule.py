@@ -83,6 +83,7 @@ from ..analysis.results import (  # noqa: F401
     learned,
     qualifier,
 )
+from ..analysis.stats import clopper_pearson
 
 OUTCOMES = ("supports", "contradicts", "open", "size unclear", "smaller than the margin", "uninformative")
 #: The forms a claim decided by comparisons of runs can take (:func:`claim_form`).
@@ -243,6 +244,5 @@ def detectable(mdes: Iterable[Optional[float]]) -> Optional[float]:
 
 def exact_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Clopper–Pearson interval for a share of ``k`` successes in ``n`` (as fractions)."""
-    from ..analysis.stats import clopper_pearson
 
     return clopper_pearson(k, n, level)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ..analysis.frames import record_seq_len
 from ..numbers import significant
 from .evaluate import ClaimVerdict, arm_runs
 from .register import REGISTER, answer_ids
@@ -130,7 +131,6 @@ def _training(records: list[dict]) -> str:
 
 def scope_row(verdict: ClaimVerdict, root: Optional[Path] = None, preset: str = "book") -> Optional[dict]:
     """What one claim rests on, as plain cells (None when none of its comparisons has a stored pair)."""
-    from ..analysis.frames import record_seq_len
 
     claim = verdict.claim
     records = claim_records(claim, root, preset)

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Mapping, Optional
 
+from .rule import FORMS
+
 EXPECTATIONS = ("equivalent", "worse", "better")
 ROLES = ("primary", "check", "description")
 #: How a metric is compared: as it is, or as log10 (errors spanning orders of magnitude; the
@@ -259,7 +261,6 @@ class Finding:
     numbers: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self):
-        from .rule import FORMS
 
         if self.form not in FORMS:
             raise ValueError(f"unknown verdict form {self.form!r}; choose one of {', '.join(FORMS)}")

@@ -38,7 +38,12 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from ..claims.spec import Finding
+from ..analysis.stats import holm
+from ..claims.constants import LRA_CHANCE
+from ..claims.evaluate import arm_runs, compare
+from ..claims.register import claim
+from ..claims.spec import Arm, Finding, vs
+from ..display import typographic
 
 #: The level of every test of the claim (Holm over the tasks).
 ALPHA = 0.05
@@ -103,7 +108,6 @@ LRA_NAMES = {"listops": "ListOps", "retrieval": "Retrieval"}
 
 
 def _lra(task: str, long_label: str) -> Task:
-    from ..claims.constants import LRA_CHANCE
 
     def tiers(act):
         fields = {**act, "dataset": task, "n_mode": "row"}
@@ -177,8 +181,6 @@ class TierGap:
 def _budget(tier: Tier, root: Optional[Path]) -> float:
     """The tier's budget: the last recorded step times the batch (examples seen; L-BFGS steps for a
     whole-grid batch of one), the median over the baseline's stored runs."""
-    from ..claims.evaluate import arm_runs
-    from ..claims.spec import Arm
 
     runs = arm_runs(Arm(tier.grid, dict(tier.baseline)), root)
     values = []
@@ -191,9 +193,6 @@ def _budget(tier: Tier, root: Optional[Path]) -> float:
 
 def tier_gap(task: Task, tier: Tier, root: Optional[Path] = None) -> TierGap:
     """The register's paired comparison of one tier, with the task's margin, chance and band."""
-    from ..claims.evaluate import compare
-    from ..claims.register import claim
-    from ..claims.spec import vs
 
     owner = claim(task.claim)
     chance = task.chance if task.chance is not None else owner.chance
@@ -252,7 +251,6 @@ def change(small: TierGap, large: TierGap, margin: float) -> Change:
 
 def decide(changes: list, margins: list) -> None:
     """Holm over the tasks' p-values, then each task's verdict (in place)."""
-    from ..analysis.stats import holm
 
     adjusted = holm([c.p for c in changes]) if changes else []
     for c, p, margin in zip(changes, adjusted, margins):
@@ -288,7 +286,6 @@ class TaskResult:
 
 def task_results(root: Optional[Path] = None, chosen: Optional[tuple] = None) -> list[TaskResult]:
     """Every task's gaps at every budget and its primary series' change, decided."""
-    from ..claims.register import claim
 
     out = []
     for task in chosen if chosen is not None else tasks():
@@ -338,7 +335,6 @@ def task_sentence(r: TaskResult) -> str:
 def training_speed(root: Optional[Path] = None) -> Finding:
     """The gap to softmax against the training budget on every task with several budgets, and the
     module's rule's form (see the module's docstring)."""
-    from ..display import typographic
 
     results = task_results(root)
     numbers: dict = {"alpha": ALPHA, "tasks": len(results)}

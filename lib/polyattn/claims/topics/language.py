@@ -3,8 +3,10 @@ positions and without), which $N$ scales row $i$ under a causal mask, the scale 
 lengths, attention sinks, associative recall (MQAR), and a survey article's findings."""
 from __future__ import annotations
 
+from ... import specs
 from ...grid_constants import MQAR_PLATEAU_BAND as PLATEAU_BAND
 from ...grid_constants import MQAR_RECALL_PAIRS
+from ...labels import CHARLM_VARIANTS
 from ..constants import (
     CHANCE_LATE,
     CUBE_14,
@@ -230,8 +232,6 @@ ONE_PAIR = 1 / 8
 
 def _free_rows():
     """The language-model variants whose rows need not sum to one (from the activation registry)."""
-    from ... import specs
-    from ...labels import CHARLM_VARIANTS
 
     return tuple((label, spec, n_mode) for label, spec, n_mode in CHARLM_VARIANTS
                  if not specs.declare(spec).rows_sum_to_one)
