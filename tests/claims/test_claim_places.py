@@ -44,7 +44,7 @@ def test_places_are_checked_when_the_claim_is_made():
     with pytest.raises(ValueError, match="longer than 42 characters"):
         _planted(headline="x" * 43, answer_row=99)
     with pytest.raises(ValueError, match=r"answer_row \[1\] is given to more than one claim"):
-        answer_ids([_planted(headline="One", answer_row=1), claim("table_parity")])
+        answer_ids([_planted(headline="One", answer_row=1), claim("marked_garment")])
 
 
 def test_the_answer_table_has_at_most_twenty_rows_and_every_place_once():

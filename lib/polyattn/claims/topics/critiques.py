@@ -108,7 +108,7 @@ CLIPPING_AS_ALTERNATIVE = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_VIT_SCALE,
-    headline="Clipping is what keeps x³ trainable", answer_row=8,
+    headline="Clipping is what keeps x³ trainable", answer_row=10,
 )
 
 QK_CONTROLS_UNCLIPPED = RegisteredClaim(
@@ -167,7 +167,7 @@ QK_NORM = RegisteredClaim(
     ),
     margin=1.0, chance=FASHION_MNIST_CHANCE, chance_registered_after=CHANCE_ADDED_LATE,
     scale=_UNCLIPPED_SCALE,
-    headline="QK-norm does the 1/√N factor's job", answer_row=9,
+    headline="QK-norm does the 1/√N factor's job", answer_row=11,
 )
 
 # --- each alternative against the unscaled cube it is meant to rescue (unclipped) ----------------------------
