@@ -407,6 +407,28 @@ def test_the_probe_numbers_read_where_recall_leaves_the_plateau_band(monkeypatch
     assert numbers[f"ch07_probe_{grid[1].options['vocab_size']}"] == "not stored"
 
 
+def test_the_second_probes_name_a_setting_only_when_every_probe_seed_recalls(monkeypatch):
+    import polyattn.runs
+    from polyattn.experiments import mqar_decide
+    from polyattn.studies.causal import recall as rp
+
+    finals = {"lr1_ex2": [0.99, 0.95, 1.0], "lr3": [0.27], "lr3_rope": [0.99, 0.5, 0.99]}
+
+    def stored(grid, preset, **kw):
+        name = next(n for n in mqar_decide.PROBE2_SETTINGS if mqar_decide.probe2_at(n)("book") == grid)
+        return [{"seed": k, "metrics": [{"acc": a}]} for k, a in enumerate(finals.get(name, []))]
+
+    patch_everywhere(monkeypatch, polyattn.runs, "page_records", stored)
+    numbers = rp.probe2_numbers()
+    assert "27% (seed 0)" in numbers["ch07_probe2"] and "99%, 50%, 99% (seeds 0, 1, 2)" in numbers["ch07_probe2"]
+    assert "length 128 with 8 pairs, sinusoidal positions: not run" in numbers["ch07_probe2"]
+    # only the setting whose three seeds all reached 90%: not the rotary one with a seed at 50%
+    assert numbers["ch07_probe2_found"] == ("every probe seed reached it at learning rate 0.001, 16,384 examples an "
+                                            "epoch, length 64 with 4 pairs, sinusoidal positions")
+    finals["lr1_ex2"] = [0.99]  # one seed is not a probe plan's worth
+    assert rp.probe2_numbers()["ch07_probe2_found"].startswith("no setting")
+
+
 def test_the_position_free_sweep_is_set_beside_the_count_based_floors():
     from polyattn.claims.floors import ngram_floor
     from polyattn.studies.causal import sweep as lm_sweep

@@ -207,6 +207,37 @@ def probe_numbers() -> dict:
     return out
 
 
+_POSITIONS = {"rope": "rotary", "sinusoidal": "sinusoidal"}
+#: The recall a probe setting must reach in every probe seed before the decision grid trains there.
+DECIDE_RECALL = 0.90
+
+
+def probe2_numbers() -> dict:
+    """The second round of softmax probes (``causal_mqar_probe2_<setting>``, book preset, whatever the
+    page's preset): ``ch07_probe2`` gives, per setting, its learning rate, examples, length, pairs and
+    positions and the final recall of each stored seed; ``ch07_probe2_found`` the settings at which
+    every stored seed (at least the grid's three) reached :data:`DECIDE_RECALL`, or that none did."""
+    from ...experiments import mqar_decide
+
+    parts, found = [], []
+    for name, s in mqar_decide.PROBE2_SETTINGS.items():
+        grid = mqar_decide.probe2_at(name)("book")
+        stored = page_records(grid, "book", progress=False)
+        what = (f"learning rate {s['lr']:g}, {s['examples']:,} examples an epoch, length {s['L']} with {s['K']} "
+                f"pairs, {_POSITIONS.get(s['positions'], s['positions'])} positions")
+        if not stored:
+            parts.append(f"{what}: not run")
+            continue
+        finals = [(r["seed"], r["metrics"][-1]["acc"]) for r in sorted(stored, key=lambda r: r["seed"])]
+        parts.append(f"{what}: " + ", ".join(f"{100 * a:.0f}%" for _, a in finals)
+                     + f" (seed{'s' * (len(finals) > 1)} {', '.join(str(k) for k, _ in finals)})")
+        if len(finals) >= len(grid) and all(a >= DECIDE_RECALL for _, a in finals):
+            found.append(what)
+    return {"ch07_probe2": "; ".join(parts),
+            "ch07_probe2_found": ("every probe seed reached it at " + " and at ".join(found)) if found
+            else "no setting has reached it in every probe seed yet"}
+
+
 def _training_set(config) -> tuple[str, int, int, float, float]:
     """The test set of the training length and load (the first of :func:`polyattn.analysis.recall.levels`)."""
     return recall.levels(config)[0]
