@@ -90,6 +90,9 @@ def key_text(row: AnswerRow) -> str:
     if r is None:
         return "no paired runs yet"
     text = key_cell(r)
+    check = getattr(r, "voided_check", None)
+    if check is not None and r.result == "cannot see attention":  # the ablated arm's number says why
+        return f"untested: attention ablated only {key_cell(check)}"
     if not informative(r):
         text = f"untested: {_floor_words(r)}"
     text = f"{short_label(r.comparison.label)}: {text}" if row.named or not informative(r) else text
